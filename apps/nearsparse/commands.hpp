@@ -1,0 +1,27 @@
+#pragma once
+// The subcommands of the nearsparse program. Each lives in a command_<name>.cpp of its own and
+// is listed in commands.cpp; algorithm families add theirs there.
+
+#include "arguments.hpp"
+
+#include <string>
+#include <vector>
+
+namespace nearsparse::app {
+
+struct command {
+  std::string name;
+  std::string summary;  ///< one line for `nearsparse --help`
+  std::string usage;    ///< the options, for `nearsparse <name> --help`
+  int (*run)(arguments& args);
+  bool in_default_run;  ///< run, on its defaults, by `nearsparse` without a subcommand
+};
+
+const std::vector<command>& commands();
+
+/// Options every command understands, documented once.
+extern const char* const common_options;
+
+int run_info(arguments& args);
+
+}  // namespace nearsparse::app

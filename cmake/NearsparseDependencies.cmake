@@ -1,0 +1,33 @@
+# Finds what the library links against. Any Kokkos 3.4 or newer works (4.x and 5.x included);
+# nothing here depends on scripts/setup_dependencies.sh, which only builds one for machines that
+# have none. Point CMake at an installation with Kokkos_ROOT / KokkosKernels_ROOT or
+# CMAKE_PREFIX_PATH.
+
+# No version in the call: Kokkos' version file asks for the same major version, which would turn
+# away a newer Kokkos that the library supports.
+find_package(Kokkos REQUIRED)
+if(Kokkos_VERSION VERSION_LESS 3.4)
+  message(FATAL_ERROR "nearsparse needs Kokkos 3.4 or newer; found ${Kokkos_VERSION} in ${Kokkos_DIR}")
+endif()
+find_package(KokkosKernels REQUIRED)
+
+kokkos_check(DEVICES CUDA RETURN_VALUE NEARSPARSE_HAVE_CUDA)
+kokkos_check(DEVICES OPENMP RETURN_VALUE NEARSPARSE_HAVE_OPENMP)
+kokkos_check(DEVICES SERIAL RETURN_VALUE NEARSPARSE_HAVE_SERIAL)
+
+if(NEARSPARSE_HAVE_CUDA)
+  # cuBLAS and cuSPARSE: vendor fast paths and the baselines benchmarks compare against.
+  find_package(CUDAToolkit REQUIRED)
+endif()
+
+if(NEARSPARSE_ENABLE_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+
+# A Kokkos built to compile through CMake's CUDA language (Kokkos 4 and newer can be) needs every
+# source that includes Kokkos headers compiled as that language.
+function(nearsparse_kokkos_sources)
+  if(DEFINED Kokkos_COMPILE_LANGUAGE AND NOT Kokkos_COMPILE_LANGUAGE STREQUAL "CXX")
+    set_source_files_properties(${ARGN} PROPERTIES LANGUAGE ${Kokkos_COMPILE_LANGUAGE})
+  endif()
+endfunction()

@@ -1,0 +1,78 @@
+#pragma once
+// Detection of NaN and Inf in user data. Families that already pass over every element (a norm
+// map, a format conversion) fold the check into that pass; these are for the others.
+
+#include <nearsparse/core/random.hpp>  // detail::is_kokkos_complex
+#include <nearsparse/core/view_checks.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+namespace nearsparse {
+
+namespace detail {
+
+/// x - x is 0 for every finite x and NaN for NaN and +-Inf; no <cmath> needed on the device.
+template <class T>
+KOKKOS_INLINE_FUNCTION bool is_finite_value(const T& x) {
+  if constexpr (is_kokkos_complex<T>::value) {
+    return is_finite_value(x.real()) && is_finite_value(x.imag());
+  } else if constexpr (std::is_floating_point<T>::value) {
+    return x - x == T(0);
+  } else {
+    const float f = static_cast<float>(x);  // reduced-precision types
+    return f - f == 0.0f;
+  }
+}
+
+/// Element k of a rank-1 View, or element (k / cols, k % cols) of a rank-2 View. (A helper, not
+/// an `if constexpr` in the lambda: nvcc's extended lambdas cannot first-capture inside one.)
+template <class View>
+KOKKOS_INLINE_FUNCTION typename View::reference_type flat_element(const View& view, std::size_t k,
+                                                                  std::size_t cols) {
+  if constexpr (View::rank == 1) {
+    return view(k);
+  } else {
+    return view(k / cols, k % cols);
+  }
+}
+
+}  // namespace detail
+
+/// Number of NaN or infinite elements of a rank-1 or rank-2 View, counted on `exec`.
+template <class ExecSpace, class View>
+std::size_t count_non_finite(const ExecSpace& exec, const View& view) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "nearsparse::count_non_finite: the first argument must be an execution space");
+  static_assert(Kokkos::is_view<View>::value && (View::rank == 1 || View::rank == 2),
+                "nearsparse::count_non_finite: the view must be a rank-1 or rank-2 Kokkos::View");
+  static_assert(is_accessible_from_v<ExecSpace, View>,
+                "nearsparse::count_non_finite: the view is not accessible from the execution space");
+  const std::size_t rows = view.extent(0);
+  const std::size_t cols = View::rank == 2 ? view.extent(1) : 1;
+  std::size_t count = 0;
+  Kokkos::parallel_reduce(
+      "nearsparse::core::count_non_finite", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * cols),
+      KOKKOS_LAMBDA(const std::size_t k, std::size_t& sum) {
+        if (!detail::is_finite_value(detail::flat_element(view, k, cols))) ++sum;
+      },
+      count);
+  // A reduction into a host scalar completes before parallel_reduce returns.
+  return count;
+}
+
+/// Throws nearsparse::invalid_argument naming the argument, its extents and the count of
+/// non-finite values unless every element is finite.
+template <class ExecSpace, class View>
+void require_finite(const ExecSpace& exec, const char* function, const char* name,
+                    const View& view) {
+  const std::size_t bad = count_non_finite(exec, view);
+  if (bad == 0) return;
+  detail::throw_invalid_argument(
+      function, name,
+      detail::concat("(", detail::extents_string(view), ") holds ", bad,
+                     " non-finite value(s) (NaN or Inf)"));
+}
+
+}  // namespace nearsparse

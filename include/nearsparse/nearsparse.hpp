@@ -1,0 +1,11 @@
+#pragma once
+// Umbrella header: everything public in nearsparse.
+
+#include <nearsparse/config.hpp>
+#include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/core/finite.hpp>
+#include <nearsparse/core/random.hpp>
+#include <nearsparse/core/tile_grid.hpp>
+#include <nearsparse/core/view_checks.hpp>

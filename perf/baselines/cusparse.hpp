@@ -1,0 +1,48 @@
+#pragma once
+// cuSPARSE baselines (CUDA builds only): a handle bound to a Kokkos::Cuda instance's stream and
+// a CSR sparse matrix-vector product whose descriptors and work buffer are made once, so timed
+// calls measure the product alone.
+
+#include <Kokkos_Core.hpp>
+
+#ifdef KOKKOS_ENABLE_CUDA
+
+#include <cusparse.h>
+
+namespace nearsparse::perf::cusparse {
+
+/// Throws nearsparse::runtime_error naming the call and the cuSPARSE status unless it succeeded.
+void check(cusparseStatus_t status, const char* call);
+
+class handle {
+ public:
+  explicit handle(const Kokkos::Cuda& exec);
+  ~handle();
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  cusparseHandle_t get() const { return handle_; }
+
+ private:
+  cusparseHandle_t handle_ = nullptr;
+};
+
+/// y = alpha A x + beta y for a CSR matrix with 32-bit indices and double values.
+class csr_spmv {
+ public:
+  csr_spmv(const handle& h, int rows, int cols, int nnz, const int* row_ptr, const int* col_idx,
+           const double* values, const double* x, double* y);
+  ~csr_spmv();
+  csr_spmv(const csr_spmv&) = delete;
+  csr_spmv& operator=(const csr_spmv&) = delete;
+  void run(double alpha, double beta);
+
+ private:
+  const handle& h_;
+  cusparseSpMatDescr_t a_ = nullptr;
+  cusparseDnVecDescr_t x_ = nullptr, y_ = nullptr;
+  void* buffer_ = nullptr;
+};
+
+}  // namespace nearsparse::perf::cusparse
+
+#endif  // KOKKOS_ENABLE_CUDA

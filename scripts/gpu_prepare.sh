@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prepares, on a machine with network, what a GPU machine without network needs to build and
+# test nearsparse: Kokkos + Kokkos Kernels built for CUDA (sm_90 by default), Catch2's headers and
+# Google Benchmark, all in one relocatable folder inside the repository (default .gpu-deps,
+# ignored by git), which then travels with the tree. On the GPU machine run scripts/gpu_run.sh.
+#
+#   scripts/gpu_prepare.sh [--dest DIR]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dest=$root/.gpu-deps
+case "${1:-}" in
+  --dest) dest=${2:?--dest needs a value} ;;
+  -h|--help) sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "gpu_prepare.sh: unknown argument '$1'" >&2; exit 2 ;;
+esac
+
+prefix=$("$root/scripts/setup_dependencies.sh" --backend cuda | tail -n 1)
+echo "[gpu_prepare] assembling $dest" >&2
+rm -rf "$dest"
+mkdir -p "$dest"
+cp -a "$prefix/." "$dest/"
+
+# Catch2 (header-only) and Google Benchmark, with their CMake package files, keeping the layout
+# their relative import paths expect.
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+mkdir -p "$dest/include" "$dest/lib/cmake" "$dest/lib/$multiarch/cmake"
+cp -a /usr/include/catch2 "$dest/include/"
+cp -a /usr/lib/cmake/Catch2 "$dest/lib/cmake/"
+cp -a /usr/include/benchmark "$dest/include/"
+cp -a /usr/lib/"$multiarch"/libbenchmark.so* /usr/lib/"$multiarch"/libbenchmark_main.a \
+  "$dest/lib/$multiarch/"
+cp -a /usr/lib/"$multiarch"/cmake/benchmark "$dest/lib/$multiarch/cmake/"
+echo "[gpu_prepare] $(du -sh "$dest" | cut -f1) in $dest" >&2
+echo "$dest"

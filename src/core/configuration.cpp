@@ -1,0 +1,94 @@
+#include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <iomanip>
+#include <ostream>
+#include <thread>
+
+namespace nearsparse {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+const std::vector<std::string>& known_backends() {
+  static const std::vector<std::string> names{"serial", "openmp", "cuda"};
+  return names;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> enabled_backends() {
+  std::vector<std::string> names;
+#ifdef KOKKOS_ENABLE_SERIAL
+  names.push_back("serial");
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  names.push_back("openmp");
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  names.push_back("cuda");
+#endif
+  return names;
+}
+
+bool backend_enabled(const std::string& name) {
+  const auto enabled = enabled_backends();
+  return std::find(enabled.begin(), enabled.end(), lower(name)) != enabled.end();
+}
+
+void require_backend(const std::string& name) {
+  const auto& known = known_backends();
+  if (std::find(known.begin(), known.end(), lower(name)) == known.end()) {
+    throw invalid_argument(detail::concat("nearsparse: unknown backend '", name,
+                                          "' (nearsparse knows: ", join(known), ")"));
+  }
+  if (!backend_enabled(name)) {
+    throw unsupported(detail::concat("nearsparse: backend '", name,
+                                     "' is not compiled into this build (enabled: ",
+                                     join(enabled_backends()), ")"));
+  }
+}
+
+void print_configuration(std::ostream& out, bool detailed) {
+  const build_info b = get_build_info();
+  out << "nearsparse " << b.version << " (revision " << b.git_revision << ")\n"
+      << "  compiler:        " << b.compiler << ", C++ " << b.cxx_standard << "\n"
+      << "  Kokkos:          " << b.kokkos_version << "\n"
+      << "  backends:        " << join(enabled_backends()) << "\n"
+      << "  default space:   " << Kokkos::DefaultExecutionSpace::name() << "\n"
+      << "  host threads:    " << Kokkos::DefaultHostExecutionSpace().concurrency() << " of "
+      << std::thread::hardware_concurrency() << " hardware threads\n"
+      << "  MPI drivers:     " << (b.mpi ? "yes" : "no") << "\n";
+  const auto devices = cuda_devices();
+  if (backend_enabled("cuda")) {
+    out << "  CUDA devices:    " << devices.size() << "\n";
+    for (const auto& d : devices) {
+      out << "    [" << d.id << "] " << d.name << ", sm_" << d.compute_major << d.compute_minor
+          << ", " << d.multiprocessors << " SMs, " << std::fixed << std::setprecision(1)
+          << static_cast<double>(d.memory_bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
+      out.unsetf(std::ios::floatfield);
+    }
+  }
+  if (detailed) {
+    out << "\nKokkos configuration:\n";
+    Kokkos::print_configuration(out, true);
+  }
+}
+
+}  // namespace nearsparse

@@ -1,0 +1,40 @@
+// CUDA device enumeration; compiled only into builds with the CUDA backend.
+#include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/errors.hpp>
+
+#include <cuda_runtime.h>
+
+namespace nearsparse {
+
+std::vector<device_info> cuda_devices() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    cudaGetLastError();  // clear the sticky error so later calls are not confused by it
+    return {};
+  }
+  if (status != cudaSuccess) {
+    throw runtime_error(detail::concat("nearsparse::cuda_devices: cudaGetDeviceCount failed: ",
+                                       cudaGetErrorString(status)));
+  }
+  std::vector<device_info> devices;
+  for (int id = 0; id < count; ++id) {
+    cudaDeviceProp prop{};
+    const cudaError_t s = cudaGetDeviceProperties(&prop, id);
+    if (s != cudaSuccess) {
+      throw runtime_error(detail::concat("nearsparse::cuda_devices: cudaGetDeviceProperties(", id,
+                                         ") failed: ", cudaGetErrorString(s)));
+    }
+    device_info d;
+    d.id = id;
+    d.name = prop.name;
+    d.compute_major = prop.major;
+    d.compute_minor = prop.minor;
+    d.multiprocessors = prop.multiProcessorCount;
+    d.memory_bytes = prop.totalGlobalMem;
+    devices.push_back(d);
+  }
+  return devices;
+}
+
+}  // namespace nearsparse
