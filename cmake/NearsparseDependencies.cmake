@@ -3,6 +3,11 @@
 # have none. Point CMake at an installation with Kokkos_ROOT / KokkosKernels_ROOT or
 # CMAKE_PREFIX_PATH.
 
+# Kokkos 3.x exports CUDA::cudart and CUDA::cuda_driver with the absolute paths of the machine it
+# was built on, unless those targets exist already: finding the CUDA toolkit first (when there is
+# one) makes the same Kokkos installation usable where CUDA lives elsewhere.
+find_package(CUDAToolkit QUIET)
+
 # No version in the call: Kokkos' version file asks for the same major version, which would turn
 # away a newer Kokkos that the library supports.
 find_package(Kokkos REQUIRED)
@@ -15,9 +20,10 @@ kokkos_check(DEVICES CUDA RETURN_VALUE NEARSPARSE_HAVE_CUDA)
 kokkos_check(DEVICES OPENMP RETURN_VALUE NEARSPARSE_HAVE_OPENMP)
 kokkos_check(DEVICES SERIAL RETURN_VALUE NEARSPARSE_HAVE_SERIAL)
 
-if(NEARSPARSE_HAVE_CUDA)
+if(NEARSPARSE_HAVE_CUDA AND NOT CUDAToolkit_FOUND)
   # cuBLAS and cuSPARSE: vendor fast paths and the baselines benchmarks compare against.
-  find_package(CUDAToolkit REQUIRED)
+  message(FATAL_ERROR "Kokkos has the CUDA backend, but no CUDA toolkit was found "
+                      "(set CUDAToolkit_ROOT)")
 endif()
 
 if(NEARSPARSE_ENABLE_MPI)

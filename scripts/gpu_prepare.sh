@@ -27,6 +27,7 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 mkdir -p "$dest/include" "$dest/lib/cmake" "$dest/lib/$multiarch/cmake"
 cp -a /usr/include/catch2 "$dest/include/"
 cp -a /usr/lib/cmake/Catch2 "$dest/lib/cmake/"
+cp -a /usr/lib/libCatch2WithMain.a "$dest/lib/"  # Catch2Targets.cmake names it
 cp -a /usr/include/benchmark "$dest/include/"
 cp -a /usr/lib/"$multiarch"/libbenchmark.so* /usr/lib/"$multiarch"/libbenchmark_main.a \
   "$dest/lib/$multiarch/"

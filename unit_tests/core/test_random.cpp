@@ -11,10 +11,11 @@
 #include <cmath>
 
 // Reference values computed on the host from the documented formula, independently of any
-// execution space: element (i, j) of a rows x cols matrix uses index i * cols + j.
+// execution space: element (i, j) of a rows x cols matrix is fma(hi - lo, u, lo) with u drawn
+// for index i * cols + j. Compared for exact equality: every backend must give the same bits.
 static double expected_value(std::uint64_t seed, std::size_t i, std::size_t j, std::size_t cols,
                              double lo, double hi) {
-  return lo + (hi - lo) * nearsparse::detail::uniform01(seed, i * cols + j, 0);
+  return std::fma(hi - lo, nearsparse::detail::uniform01(seed, i * cols + j, 0), lo);
 }
 
 TEMPLATE_LIST_TEST_CASE("fill_random gives the same matrix on every backend", "[core][random]",

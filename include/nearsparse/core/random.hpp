@@ -10,6 +10,7 @@
 #include <Kokkos_Complex.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -32,6 +33,17 @@ KOKKOS_INLINE_FUNCTION double uniform01(std::uint64_t seed, std::uint64_t index,
   return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/// lo + (hi - lo) * u as one correctly rounded fma on every backend. Written as a multiply and
+/// an add, nvcc would fuse them (it contracts by default) and a host compiler might not, and the
+/// same seed would give values that differ in the last bit.
+KOKKOS_INLINE_FUNCTION double scale_uniform(double u, double lo, double hi) {
+#ifdef __CUDA_ARCH__
+  return ::fma(hi - lo, u, lo);
+#else
+  return std::fma(hi - lo, u, lo);
+#endif
+}
+
 template <class T>
 struct is_kokkos_complex : std::false_type {};
 template <class T>
@@ -41,10 +53,10 @@ struct is_kokkos_complex<Kokkos::complex<T>> : std::true_type {};
 template <class T>
 KOKKOS_INLINE_FUNCTION T random_value(std::uint64_t seed, std::uint64_t index, double lo,
                                       double hi) {
-  const double re = lo + (hi - lo) * uniform01(seed, index, 0);
+  const double re = scale_uniform(uniform01(seed, index, 0), lo, hi);
   if constexpr (is_kokkos_complex<T>::value) {
     using real = typename T::value_type;
-    const double im = lo + (hi - lo) * uniform01(seed, index, 1);
+    const double im = scale_uniform(uniform01(seed, index, 1), lo, hi);
     return T(static_cast<real>(re), static_cast<real>(im));
   } else if constexpr (std::is_floating_point<T>::value) {
     return static_cast<T>(re);
