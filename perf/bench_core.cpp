@@ -13,10 +13,10 @@
 #include <nearsparse/core/finite.hpp>
 #include <nearsparse/core/random.hpp>
 
+#include <benchmark/benchmark.h>
 #include <KokkosBlas1_nrm2.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
-#include <benchmark/benchmark.h>
 
 #include <Kokkos_Core.hpp>
 
@@ -88,8 +88,7 @@ void fill_decay(const Kokkos::Cuda& exec, const View& a) {
   const int n = static_cast<int>(a.extent(1));
   Kokkos::parallel_for(
       "nearsparse::perf::fill_decay",
-      Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0},
-                                                           {int(a.extent(0)), n}),
+      Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0}, {int(a.extent(0)), n}),
       KOKKOS_LAMBDA(const int i, const int j) {
         a(i, j) = T(static_cast<float>(0.1 / (pow(fabs(double(i - j)), 0.1) + 1.0)));
       });
@@ -143,17 +142,30 @@ void bench_spmv_laplacian(benchmark::State& state) {
       KOKKOS_LAMBDA(const int r) {
         const int i = r / g, j = r % g;
         int k = row_ptr(r);
-        if (i > 0) { cols(k) = r - g; vals(k++) = -1; }
-        if (j > 0) { cols(k) = r - 1; vals(k++) = -1; }
-        cols(k) = r; vals(k++) = 4;
-        if (j + 1 < g) { cols(k) = r + 1; vals(k++) = -1; }
-        if (i + 1 < g) { cols(k) = r + g; vals(k++) = -1; }
+        if (i > 0) {
+          cols(k) = r - g;
+          vals(k++) = -1;
+        }
+        if (j > 0) {
+          cols(k) = r - 1;
+          vals(k++) = -1;
+        }
+        cols(k) = r;
+        vals(k++) = 4;
+        if (j + 1 < g) {
+          cols(k) = r + 1;
+          vals(k++) = -1;
+        }
+        if (i + 1 < g) {
+          cols(k) = r + g;
+          vals(k++) = -1;
+        }
       });
   nearsparse::fill_random(exec, x, 11);
   matrix a("laplacian", rows, rows, nnz, vals, row_ptr, cols);
   cusparse::handle h(exec);
-  cusparse::csr_spmv vendor(h, rows, rows, nnz, row_ptr.data(), cols.data(), vals.data(),
-                            x.data(), y.data());
+  cusparse::csr_spmv vendor(h, rows, rows, nnz, row_ptr.data(), cols.data(), vals.data(), x.data(),
+                            y.data());
   const double bytes = 12.0 * nnz + 4.0 * (rows + 1) + 16.0 * rows;
   nearsparse::perf::compare(
       state, exec, [&] { KokkosSparse::spmv("N", 1.0, a, x, 0.0, y); }, "cusparseSpMV",

@@ -32,5 +32,8 @@ cp -a /usr/include/benchmark "$dest/include/"
 cp -a /usr/lib/"$multiarch"/libbenchmark.so* /usr/lib/"$multiarch"/libbenchmark_main.a \
   "$dest/lib/$multiarch/"
 cp -a /usr/lib/"$multiarch"/cmake/benchmark "$dest/lib/$multiarch/cmake/"
+# The GPU machine gets the tree without .git: keep the revision for the benchmark context.
+git -C "$root" describe --always --dirty --abbrev=12 >"$dest/REVISION" 2>/dev/null ||
+  echo unknown >"$dest/REVISION"
 echo "[gpu_prepare] $(du -sh "$dest" | cut -f1) in $dest" >&2
 echo "$dest"

@@ -27,8 +27,10 @@ done
 mkdir -p "$out"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
 
+revision=$(cat "$deps/REVISION" 2>/dev/null || echo unknown)
 build=$(NEARSPARSE_KOKKOS_PREFIX=$deps "$root/scripts/build.sh" --backend cuda \
-  --build-dir "$root/build/cuda-gpu" --tests --perf | tail -n 1)
+  --build-dir "$root/build/cuda-gpu" --tests --perf -- "-DNEARSPARSE_GIT_REVISION=$revision" |
+  tail -n 1)
 
 "$build/apps/nearsparse/nearsparse" info | tee "$out/info.txt"
 status=0

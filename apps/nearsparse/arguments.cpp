@@ -36,7 +36,9 @@ bool arguments::take(const std::string& name, std::string* value) {
   return false;
 }
 
-bool arguments::flag(const std::string& name) { return take(name, nullptr); }
+bool arguments::flag(const std::string& name) {
+  return take(name, nullptr);
+}
 
 std::string arguments::text(const std::string& name, const std::string& fallback) {
   std::string v;
@@ -51,8 +53,8 @@ long long arguments::integer(const std::string& name, long long fallback, long l
   const long long x = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0') bad_option(name, "expects an integer, got '" + v + "'");
   if (x < min || x > max)
-    bad_option(name, "must lie in [" + std::to_string(min) + ", " + std::to_string(max) +
-                         "], got " + v);
+    bad_option(name,
+               "must lie in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + v);
   return x;
 }
 
@@ -64,8 +66,8 @@ double arguments::number(const std::string& name, double fallback, double min, d
   if (v.empty() || *end != '\0' || !std::isfinite(x))
     bad_option(name, "expects a finite number, got '" + v + "'");
   if (x < min || x > max)
-    bad_option(name, "must lie in [" + std::to_string(min) + ", " + std::to_string(max) +
-                         "], got " + v);
+    bad_option(name,
+               "must lie in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + v);
   return x;
 }
 

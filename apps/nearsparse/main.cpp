@@ -36,8 +36,9 @@ const nearsparse::app::command* find_command(const std::string& name) {
 }
 
 void print_command_help(const nearsparse::app::command& c) {
-  std::cout << "Usage: nearsparse " << c.name << " [options]\n\n" << c.summary
-            << "\n\nOptions:\n" << c.usage << nearsparse::app::common_options;
+  std::cout << "Usage: nearsparse " << c.name << " [options]\n\n"
+            << c.summary << "\n\nOptions:\n"
+            << c.usage << nearsparse::app::common_options;
 }
 
 bool wants_help(const std::vector<std::string>& args) {

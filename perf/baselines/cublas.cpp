@@ -6,9 +6,9 @@ namespace nearsparse::perf::cublas {
 
 void check(cublasStatus_t status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw nearsparse::runtime_error(nearsparse::detail::concat(
-      "cuBLAS: ", call, " failed with ", cublasGetStatusName(status), " (",
-      cublasGetStatusString(status), ")"));
+  throw nearsparse::runtime_error(nearsparse::detail::concat("cuBLAS: ", call, " failed with ",
+                                                             cublasGetStatusName(status), " (",
+                                                             cublasGetStatusString(status), ")"));
 }
 
 handle::handle(const Kokkos::Cuda& exec) {
@@ -16,23 +16,25 @@ handle::handle(const Kokkos::Cuda& exec) {
   check(cublasSetStream(handle_, exec.cuda_stream()), "cublasSetStream");
 }
 
-handle::~handle() { cublasDestroy(handle_); }
+handle::~handle() {
+  cublasDestroy(handle_);
+}
 
 void gemm_column_major(const handle& h, precision p, int m, int n, int k, double alpha,
                        const void* a, int lda, const void* b, int ldb, double beta, void* c,
                        int ldc) {
   if (p == precision::fp64) {
     check(cublasDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
-                      static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
-                      &beta, static_cast<double*>(c), ldc),
+                      static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, &beta,
+                      static_cast<double*>(c), ldc),
           "cublasDgemm");
     return;
   }
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   if (p == precision::fp32) {
     check(cublasSgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha_f,
-                      static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
-                      &beta_f, static_cast<float*>(c), ldc),
+                      static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, &beta_f,
+                      static_cast<float*>(c), ldc),
           "cublasSgemm");
     return;
   }

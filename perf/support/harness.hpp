@@ -52,8 +52,9 @@ void set_rate_counters(benchmark::State& state, double seconds, const workload& 
 
 /// Times `ours` against `baseline` (named in the label), both on `exec`.
 template <class Exec, class Ours, class Baseline>
-void compare(benchmark::State& state, const Exec& exec, Ours&& ours, const std::string& baseline_name,
-             Baseline&& baseline, const workload& work, int warmup = 2) {
+void compare(benchmark::State& state, const Exec& exec, Ours&& ours,
+             const std::string& baseline_name, Baseline&& baseline, const workload& work,
+             int warmup = 2) {
   for (int i = 0; i < warmup; ++i) {
     time_call(exec, ours);
     time_call(exec, baseline);

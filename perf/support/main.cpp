@@ -16,7 +16,8 @@ int main(int argc, char* argv[]) {
 
   const auto build = nearsparse::get_build_info();
   std::string backends;
-  for (const auto& b : nearsparse::enabled_backends()) backends += (backends.empty() ? "" : ",") + b;
+  for (const auto& b : nearsparse::enabled_backends())
+    backends += (backends.empty() ? "" : ",") + b;
   benchmark::AddCustomContext("nearsparse", build.version + " (" + build.git_revision + ")");
   benchmark::AddCustomContext("kokkos", build.kokkos_version + ", backends " + backends);
   benchmark::AddCustomContext("compiler", build.compiler);

@@ -59,9 +59,9 @@ void require_backend(const std::string& name) {
                                           "' (nearsparse knows: ", join(known), ")"));
   }
   if (!backend_enabled(name)) {
-    throw unsupported(detail::concat("nearsparse: backend '", name,
-                                     "' is not compiled into this build (enabled: ",
-                                     join(enabled_backends()), ")"));
+    throw unsupported(detail::concat(
+        "nearsparse: backend '", name,
+        "' is not compiled into this build (enabled: ", join(enabled_backends()), ")"));
   }
 }
 

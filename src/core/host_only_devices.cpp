@@ -3,6 +3,8 @@
 
 namespace nearsparse {
 
-std::vector<device_info> cuda_devices() { return {}; }
+std::vector<device_info> cuda_devices() {
+  return {};
+}
 
 }  // namespace nearsparse

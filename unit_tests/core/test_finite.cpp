@@ -40,8 +40,8 @@ TEMPLATE_LIST_TEST_CASE("count_non_finite counts NaN and Inf exactly", "[core][f
   const std::size_t cols = GENERATE(1, 33, 65);
   const std::size_t planted = GENERATE(0, 1, 3);
   const std::uint64_t seed = nearsparse::test::fresh_seed();
-  INFO(exec_space::name() << ", " << rows << " x " << cols << ", " << planted
-                          << " planted, seed " << seed);
+  INFO(exec_space::name() << ", " << rows << " x " << cols << ", " << planted << " planted, seed "
+                          << seed);
   if (planted > rows * cols) return;
 
   Kokkos::View<double**, typename exec_space::memory_space> m("m", rows, cols);

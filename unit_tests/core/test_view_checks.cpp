@@ -16,8 +16,8 @@ static_assert(nearsparse::is_accessible_from_v<Kokkos::DefaultHostExecutionSpace
 #ifdef KOKKOS_ENABLE_CUDA
 static_assert(!nearsparse::is_accessible_from_v<Kokkos::DefaultHostExecutionSpace,
                                                 Kokkos::View<float**, Kokkos::CudaSpace>>);
-static_assert(!nearsparse::is_accessible_from_v<Kokkos::Cuda,
-                                                Kokkos::View<float**, Kokkos::HostSpace>>);
+static_assert(
+    !nearsparse::is_accessible_from_v<Kokkos::Cuda, Kokkos::View<float**, Kokkos::HostSpace>>);
 #endif
 
 TEST_CASE("require_extent_match reports both arguments and their extents", "[core][checks]") {
@@ -43,8 +43,8 @@ TEST_CASE("scalar parameters must be finite and in range", "[core][checks]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK_NOTHROW(nearsparse::require_nonnegative("f", "tau", 0.0));
   CHECK_NOTHROW(nearsparse::require_nonnegative("f", "tau", 2.5));
-  CHECK_THROWS_WITH(nearsparse::require_nonnegative("f", "tau", -1.0), Contains("'tau'") &&
-                                                                          Contains(">= 0, got -1"));
+  CHECK_THROWS_WITH(nearsparse::require_nonnegative("f", "tau", -1.0),
+                    Contains("'tau'") && Contains(">= 0, got -1"));
   CHECK_THROWS_AS(nearsparse::require_nonnegative("f", "tau", nan), nearsparse::invalid_argument);
   CHECK_THROWS_AS(nearsparse::require_nonnegative("f", "tau", inf), nearsparse::invalid_argument);
   CHECK_NOTHROW(nearsparse::require_positive("f", "n", 1e-300));

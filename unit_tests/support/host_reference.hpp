@@ -102,11 +102,16 @@ double relative_error(const host_matrix<T>& actual, const host_matrix<T>& refere
 enum class precision { fp64, fp32, tf32, fp16, bf16 };
 constexpr double unit_roundoff(precision p) {
   switch (p) {
-    case precision::fp64: return 0x1p-53;
-    case precision::fp32: return 0x1p-24;
-    case precision::tf32: return 0x1p-11;  // 10 stored mantissa bits, as fp16
-    case precision::fp16: return 0x1p-11;
-    case precision::bf16: return 0x1p-8;
+    case precision::fp64:
+      return 0x1p-53;
+    case precision::fp32:
+      return 0x1p-24;
+    case precision::tf32:
+      return 0x1p-11;  // 10 stored mantissa bits, as fp16
+    case precision::fp16:
+      return 0x1p-11;
+    case precision::bf16:
+      return 0x1p-8;
   }
   return 1.0;
 }
@@ -114,10 +119,10 @@ constexpr double unit_roundoff(precision p) {
 }  // namespace nearsparse::test
 
 /// Checks relative_error(actual, reference) <= tolerance and reports both numbers on failure.
-#define NEARSPARSE_CHECK_RELATIVE_ERROR(actual, reference, tolerance)                          \
-  do {                                                                                         \
-    const double nearsparse_err_ = ::nearsparse::test::relative_error((actual), (reference));  \
-    const double nearsparse_tol_ = (tolerance);                                                \
-    INFO("relative error " << nearsparse_err_ << ", tolerance " << nearsparse_tol_);           \
-    CHECK(nearsparse_err_ <= nearsparse_tol_);                                                 \
+#define NEARSPARSE_CHECK_RELATIVE_ERROR(actual, reference, tolerance)                         \
+  do {                                                                                        \
+    const double nearsparse_err_ = ::nearsparse::test::relative_error((actual), (reference)); \
+    const double nearsparse_tol_ = (tolerance);                                               \
+    INFO("relative error " << nearsparse_err_ << ", tolerance " << nearsparse_tol_);          \
+    CHECK(nearsparse_err_ <= nearsparse_tol_);                                                \
   } while (false)

@@ -10,12 +10,12 @@
 namespace nearsparse {
 
 struct build_info {
-  std::string version;        ///< nearsparse version, "0.1.0"
-  std::string git_revision;   ///< revision the tree was configured from, or "unknown"
-  std::string compiler;       ///< compiler and version that built the library
-  std::string kokkos_version; ///< "3.4.1"
-  long cxx_standard;          ///< __cplusplus of the library build
-  bool mpi;                   ///< built with the MPI drivers
+  std::string version;         ///< nearsparse version, "0.1.0"
+  std::string git_revision;    ///< revision the tree was configured from, or "unknown"
+  std::string compiler;        ///< compiler and version that built the library
+  std::string kokkos_version;  ///< "3.4.1"
+  long cxx_standard;           ///< __cplusplus of the library build
+  bool mpi;                    ///< built with the MPI drivers
 };
 
 /// Facts fixed when the library was compiled.

@@ -31,9 +31,9 @@ using cuda_spaces = std::tuple<>;
 }  // namespace detail
 
 /// Every execution space compiled into this build, host spaces first.
-using enabled_execution_spaces = decltype(std::tuple_cat(
-    std::declval<detail::serial_spaces>(), std::declval<detail::openmp_spaces>(),
-    std::declval<detail::cuda_spaces>()));
+using enabled_execution_spaces = decltype(std::tuple_cat(std::declval<detail::serial_spaces>(),
+                                                         std::declval<detail::openmp_spaces>(),
+                                                         std::declval<detail::cuda_spaces>()));
 
 /// Lower-case names of the enabled backends: "serial", "openmp", "cuda".
 std::vector<std::string> enabled_backends();

@@ -43,12 +43,7 @@ KOKKOS_INLINE_FUNCTION typename View::reference_type flat_element(const View& vi
 /// Number of NaN or infinite elements of a rank-1 or rank-2 View, counted on `exec`.
 template <class ExecSpace, class View>
 std::size_t count_non_finite(const ExecSpace& exec, const View& view) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "nearsparse::count_non_finite: the first argument must be an execution space");
-  static_assert(Kokkos::is_view<View>::value && (View::rank == 1 || View::rank == 2),
-                "nearsparse::count_non_finite: the view must be a rank-1 or rank-2 Kokkos::View");
-  static_assert(is_accessible_from_v<ExecSpace, View>,
-                "nearsparse::count_non_finite: the view is not accessible from the execution space");
+  static_assert_vector_or_matrix<ExecSpace, View>();
   const std::size_t rows = view.extent(0);
   const std::size_t cols = View::rank == 2 ? view.extent(1) : 1;
   std::size_t count = 0;
@@ -69,10 +64,9 @@ void require_finite(const ExecSpace& exec, const char* function, const char* nam
                     const View& view) {
   const std::size_t bad = count_non_finite(exec, view);
   if (bad == 0) return;
-  detail::throw_invalid_argument(
-      function, name,
-      detail::concat("(", detail::extents_string(view), ") holds ", bad,
-                     " non-finite value(s) (NaN or Inf)"));
+  detail::throw_invalid_argument(function, name,
+                                 detail::concat("(", detail::extents_string(view), ") holds ", bad,
+                                                " non-finite value(s) (NaN or Inf)"));
 }
 
 }  // namespace nearsparse

@@ -73,13 +73,8 @@ KOKKOS_INLINE_FUNCTION T random_value(std::uint64_t seed, std::uint64_t index, d
 template <class ExecSpace, class View>
 void fill_random(const ExecSpace& exec, const View& view, std::uint64_t seed, double lo = -1.0,
                  double hi = 1.0) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "nearsparse::fill_random: the first argument must be an execution space");
-  static_assert(Kokkos::is_view<View>::value && (View::rank == 1 || View::rank == 2),
-                "nearsparse::fill_random: the view must be a rank-1 or rank-2 Kokkos::View");
-  static_assert(is_accessible_from_v<ExecSpace, View>,
-                "nearsparse::fill_random: the view is not accessible from the execution space");
-  require(lo <= hi && lo - lo == 0 && hi - hi == 0, "nearsparse::fill_random", "lo, hi",
+  static_assert_vector_or_matrix<ExecSpace, View>();
+  require(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, "nearsparse::fill_random", "lo, hi",
           detail::concat("must be finite with lo <= hi, got [", lo, ", ", hi, ")"));
   using value_type = typename View::non_const_value_type;
   if constexpr (View::rank == 1) {

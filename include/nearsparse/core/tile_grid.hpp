@@ -18,7 +18,8 @@ class tile_grid {
   KOKKOS_DEFAULTED_FUNCTION tile_grid() = default;
 
   /// Throws nearsparse::invalid_argument when tile is zero.
-  tile_grid(size_type rows, size_type cols, size_type tile) : rows_(rows), cols_(cols), tile_(tile) {
+  tile_grid(size_type rows, size_type cols, size_type tile)
+      : rows_(rows), cols_(cols), tile_(tile) {
     require(tile > 0, "nearsparse::tile_grid", "tile", "must be > 0, got 0");
   }
 

@@ -25,27 +25,38 @@ template <class ExecSpace, class View>
 inline constexpr bool is_accessible_from_v =
     Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible;
 
-/// Compile-time check for a matrix argument: a rank-2 View whose memory ExecSpace can reach.
-/// Use at the API boundary so a wrong type fails with a message instead of deep in a kernel.
+/// Compile-time check for any View argument: an execution space first, a Kokkos::View whose
+/// memory that space can reach. Use at the API boundary so a wrong type fails with a message
+/// instead of deep inside a kernel.
 template <class ExecSpace, class View>
-constexpr void static_assert_matrix() {
+constexpr void static_assert_view() {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "nearsparse: the first argument must be a Kokkos execution space instance");
-  static_assert(Kokkos::is_view<View>::value, "nearsparse: matrix arguments must be Kokkos::Views");
-  static_assert(is_view_of_rank_v<View, 2>, "nearsparse: matrix arguments must be rank-2 Views");
+  static_assert(Kokkos::is_view<View>::value, "nearsparse: array arguments must be Kokkos::Views");
   static_assert(is_accessible_from_v<ExecSpace, View>,
-                "nearsparse: a matrix argument lives in memory the execution space cannot access");
+                "nearsparse: an argument lives in memory the execution space cannot access");
 }
 
-/// Compile-time check for a vector argument: a rank-1 View whose memory ExecSpace can reach.
+/// Compile-time check for a matrix argument: a rank-2 View the execution space can reach.
+template <class ExecSpace, class View>
+constexpr void static_assert_matrix() {
+  static_assert_view<ExecSpace, View>();
+  static_assert(is_view_of_rank_v<View, 2>, "nearsparse: matrix arguments must be rank-2 Views");
+}
+
+/// Compile-time check for a vector argument: a rank-1 View the execution space can reach.
 template <class ExecSpace, class View>
 constexpr void static_assert_vector() {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "nearsparse: the first argument must be a Kokkos execution space instance");
-  static_assert(Kokkos::is_view<View>::value, "nearsparse: vector arguments must be Kokkos::Views");
+  static_assert_view<ExecSpace, View>();
   static_assert(is_view_of_rank_v<View, 1>, "nearsparse: vector arguments must be rank-1 Views");
-  static_assert(is_accessible_from_v<ExecSpace, View>,
-                "nearsparse: a vector argument lives in memory the execution space cannot access");
+}
+
+/// Compile-time check for an argument that may be a vector or a matrix.
+template <class ExecSpace, class View>
+constexpr void static_assert_vector_or_matrix() {
+  static_assert_view<ExecSpace, View>();
+  static_assert(is_view_of_rank_v<View, 1> || is_view_of_rank_v<View, 2>,
+                "nearsparse: this argument must be a rank-1 or rank-2 View");
 }
 
 /// Requires `view.extent(dim) == expected`, where `expected` is extent `other_dim` of another
