@@ -31,20 +31,16 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
+template <class... Spaces>
+std::vector<std::string> lower_names(std::tuple<Spaces...>*) {
+  return {lower(Spaces::name())...};
+}
+
 }  // namespace
 
+// Derived from the type list, so names and types cannot disagree ("Serial" -> "serial").
 std::vector<std::string> enabled_backends() {
-  std::vector<std::string> names;
-#ifdef KOKKOS_ENABLE_SERIAL
-  names.push_back("serial");
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  names.push_back("openmp");
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  names.push_back("cuda");
-#endif
-  return names;
+  return lower_names(static_cast<enabled_execution_spaces*>(nullptr));
 }
 
 bool backend_enabled(const std::string& name) {

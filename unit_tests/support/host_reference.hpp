@@ -3,7 +3,7 @@
 // rank-2 View into it, the dense product, and the relative Frobenius error every kernel test
 // checks against a tolerance derived from the precision.
 
-#include <nearsparse/core/random.hpp>  // detail::is_kokkos_complex
+#include <nearsparse/core/detail/scalar_traits.hpp>
 
 #include <catch2/catch.hpp>
 

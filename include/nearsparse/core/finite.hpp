@@ -2,7 +2,7 @@
 // Detection of NaN and Inf in user data. Families that already pass over every element (a norm
 // map, a format conversion) fold the check into that pass; these are for the others.
 
-#include <nearsparse/core/random.hpp>  // detail::is_kokkos_complex
+#include <nearsparse/core/detail/scalar_traits.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
 #include <Kokkos_Core.hpp>

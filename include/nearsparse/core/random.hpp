@@ -5,6 +5,7 @@
 // backend and at every thread count: a matrix made on the GPU equals the one a host reference
 // makes, and a failing test can be replayed from its seed.
 
+#include <nearsparse/core/detail/scalar_traits.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
 #include <Kokkos_Complex.hpp>
@@ -43,11 +44,6 @@ KOKKOS_INLINE_FUNCTION double scale_uniform(double u, double lo, double hi) {
   return std::fma(hi - lo, u, lo);
 #endif
 }
-
-template <class T>
-struct is_kokkos_complex : std::false_type {};
-template <class T>
-struct is_kokkos_complex<Kokkos::complex<T>> : std::true_type {};
 
 /// A value of type T in [lo, hi); complex types get independent real and imaginary parts.
 template <class T>
