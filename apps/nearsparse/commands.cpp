@@ -12,6 +12,20 @@ const std::vector<command>& commands() {
   static const std::vector<command> list{
       {"info", "versions, Kokkos configuration, backends and devices",
        "  --detailed       add Kokkos' full configuration report\n", run_info, true},
+      {"spamm", "sparse approximate product of a decay matrix: time, valid ratio, error",
+       "  --n N            matrix size (default 1024)\n"
+       "  --precision P    fp64, fp32, tf32, fp16 or bf16 (default fp32)\n"
+       "  --tile L         tile edge: 32, 64 or 128 (default 64)\n"
+       "  --valid-ratio V  keep this fraction of tile products; tau is searched (default 0.1)\n"
+       "  --tau T          use this threshold instead of a valid ratio\n"
+       "  --matrix M       algebraic (a_ij = 0.1/(|i-j|^0.1+1), default) or exponential\n"
+       "                   (a_ij = 0.99^|i-j|)\n"
+       "  --stride S       load-balance stride (default 1)\n"
+       "  --kernel K       automatic (CUDA kernels on CUDA) or portable\n"
+       "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
+       "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
+       "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n",
+       run_spamm, true},
   };
   return list;
 }

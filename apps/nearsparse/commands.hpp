@@ -23,5 +23,6 @@ const std::vector<command>& commands();
 extern const char* const common_options;
 
 int run_info(arguments& args);
+int run_spamm(arguments& args);
 
 }  // namespace nearsparse::app

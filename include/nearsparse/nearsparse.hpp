@@ -6,6 +6,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/finite.hpp>
+#include <nearsparse/core/matrix_norms.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/core/tile_grid.hpp>
 #include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/spamm.hpp>

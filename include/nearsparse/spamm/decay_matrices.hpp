@@ -1,0 +1,51 @@
+#pragma once
+// The decay matrices SpAMM is made for (section 2.1 of the cuSpAMM paper):
+//   algebraic:   a_ij = c / (|i - j|^lambda + 1)   (the paper's benchmark: c = 0.1, lambda = 0.1)
+//   exponential: a_ij = c * lambda^|i - j|          (0 < lambda < 1)
+// For rectangular matrices |i - j| is the distance from the main diagonal.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/view_checks.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace nearsparse {
+
+template <class ExecSpace, class View>
+void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1,
+                          double lambda = 0.1) {
+  static_assert_matrix<ExecSpace, View>();
+  require(std::isfinite(c), "nearsparse::fill_algebraic_decay", "c", "must be finite");
+  require_positive("nearsparse::fill_algebraic_decay", "lambda", lambda);
+  using value = typename View::non_const_value_type;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::fill_algebraic_decay",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+          exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
+      KOKKOS_LAMBDA(const long i, const long j) {
+        const double d = static_cast<double>(i > j ? i - j : j - i);
+        a(i, j) = static_cast<value>(c / (::pow(d, lambda) + 1.0));
+      });
+}
+
+template <class ExecSpace, class View>
+void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0,
+                            double lambda = 0.9) {
+  static_assert_matrix<ExecSpace, View>();
+  require(std::isfinite(c), "nearsparse::fill_exponential_decay", "c", "must be finite");
+  require(lambda > 0 && lambda < 1, "nearsparse::fill_exponential_decay", "lambda",
+          detail::concat("is ", lambda, "; it must lie in (0, 1)"));
+  using value = typename View::non_const_value_type;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::fill_exponential_decay",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+          exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
+      KOKKOS_LAMBDA(const long i, const long j) {
+        const double d = static_cast<double>(i > j ? i - j : j - i);
+        a(i, j) = static_cast<value>(c * ::pow(lambda, d));
+      });
+}
+
+}  // namespace nearsparse

@@ -1,0 +1,120 @@
+#pragma once
+// The multiplication kernel (section 3.3 of the cuSpAMM paper), portable version: one team per
+// group of output tiles (s x s tiles at equal strides, the load balance of section 3.5.1). The
+// team lists the kept k of its tile in scratch (the bitmap compacted into map_offset of
+// Algorithm 2); each thread then forms its elements of C = alpha * sum + beta * C over the kept
+// tile products, one partial sum per tile of k. The CUDA kernels overload `multiply` on Kokkos::Cuda.
+
+#include <nearsparse/spamm/detail/geometry.hpp>
+#include <nearsparse/spamm/detail/number_formats.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+namespace nearsparse::detail::spamm {
+
+template <class Format, class ExecSpace, class CView>
+void multiply_impl(const ExecSpace& exec, const multiply_problem& p,
+                   typename CView::non_const_value_type alpha,
+                   typename CView::non_const_value_type beta, const CView& c) {
+  using c_value = typename CView::non_const_value_type;
+  const geometry g = p.geo;
+  if (g.mt == 0 || g.nt == 0) return;
+  const int s = p.stride;
+  const int groups_m = (g.mt + s - 1) / s, groups_n = (g.nt + s - 1) / s;
+  {
+    using storage = typename Format::storage;
+    using acc_t = typename Format::accumulate;
+    using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+    using member = typename team_policy::member_type;
+    using scratch_space = typename ExecSpace::scratch_memory_space;
+    using list_view = Kokkos::View<int*, scratch_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const storage* a = static_cast<const storage*>(p.a);
+    const storage* b = static_cast<const storage*>(p.b);
+    const double* an = p.a_norms;
+    const double* bn = p.b_norms;
+    const int tile = g.tile, kt = g.kt, mt = g.mt, nt = g.nt, m = g.m, n = g.n;
+    const std::size_t kp = static_cast<std::size_t>(g.kp);
+    const double tau = p.tau;
+    const std::size_t bytes = list_view::shmem_size(kt + 1);
+    // Very long k lists do not fit the fast scratch of a GPU team; level 1 always has room.
+    const int level = bytes <= 32768 ? 0 : 1;
+    team_policy policy(exec, groups_m * groups_n, Kokkos::AUTO);
+    policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+    Kokkos::parallel_for(
+        "nearsparse::spamm::multiply", policy, KOKKOS_LAMBDA(const member& team) {
+          list_view list(team.team_scratch(level), kt + 1);
+          const int bi = team.league_rank() / groups_n, bj = team.league_rank() % groups_n;
+          for (int rep = 0; rep < s * s; ++rep) {
+            const int ti = bi + (rep / s) * groups_m, tj = bj + (rep % s) * groups_n;
+            if (ti >= mt || tj >= nt) continue;  // the same for the whole team
+            Kokkos::single(Kokkos::PerTeam(team), [&]() {
+              int count = 0;
+              for (int k = 0; k < kt; ++k)
+                if (an[std::size_t(ti) * kt + k] * bn[std::size_t(k) * nt + tj] >= tau)
+                  list(count++) = k;
+              list(kt) = count;
+            });
+            team.team_barrier();
+            const int count = list(kt);
+            const int rows = (ti + 1) * tile <= m ? tile : m - ti * tile;
+            const int cols = (tj + 1) * tile <= n ? tile : n - tj * tile;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * cols), [&](const int idx) {
+              const int r = idx / cols, col = idx % cols;
+              const storage* a_row = a + std::size_t(ti * tile + r) * kp;
+              const storage* b_row = b + std::size_t(tj * tile + col) * kp;
+              acc_t sum = 0;
+              for (int q = 0; q < count; ++q) {
+                const std::size_t k0 = std::size_t(list(q)) * tile;
+                acc_t part = 0;
+                for (int t = 0; t < tile; ++t)
+                  part += static_cast<acc_t>(Format::decode(a_row[k0 + t])) *
+                          static_cast<acc_t>(Format::decode(b_row[k0 + t]));
+                sum += part;
+              }
+              const int gr = ti * tile + r, gc = tj * tile + col;
+              const c_value value = alpha * static_cast<c_value>(sum);
+              c(gr, gc) = beta == c_value(0) ? value : value + beta * c(gr, gc);
+            });
+            team.team_barrier();
+          }
+        });
+  }
+}
+
+template <class ExecSpace, class CView>
+void multiply_portable(const ExecSpace& exec, const multiply_problem& p,
+                       typename CView::non_const_value_type alpha,
+                       typename CView::non_const_value_type beta, const CView& c) {
+  with_format(p.precision,
+              [&](auto fmt) { multiply_impl<decltype(fmt)>(exec, p, alpha, beta, c); });
+}
+
+/// The multiplication on any backend; Kokkos::Cuda has an overload of its own.
+template <class ExecSpace, class CView>
+void multiply(const ExecSpace& exec, const multiply_problem& p,
+              typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  multiply_portable(exec, p, alpha, beta, c);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+/// CUDA kernels on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1].
+void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
+                   float* c, std::size_t s0, std::size_t s1);
+void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
+                   double* c, std::size_t s0, std::size_t s1);
+
+/// CUDA kernels: tensor cores (mma.sync) for fp64, tf32, fp16 and bf16, register-blocked FMA
+/// for fp32.
+template <class CView>
+void multiply(const Kokkos::Cuda& exec, const multiply_problem& p,
+              typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  cuda_multiply(exec, p, static_cast<double>(alpha), static_cast<double>(beta), c.data(),
+                c.stride(0), c.stride(1));
+}
+#endif
+
+}  // namespace nearsparse::detail::spamm

@@ -1,0 +1,95 @@
+#pragma once
+// The get-norm kernel (section 3.2 of the cuSpAMM paper): the Frobenius norm of every tile of a
+// packed operand, one team per tile with a team reduction. The CUDA specialization (warp
+// shuffles; tensor cores for fp16) overloads compute_norms on Kokkos::Cuda.
+
+#include <nearsparse/spamm/detail/geometry.hpp>
+#include <nearsparse/spamm/detail/number_formats.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace nearsparse::detail::spamm {
+
+template <class MemorySpace>
+using norm_map = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+
+/// Which operand a norm map belongs to, and so how its tiles are laid out: A's packing is
+/// mp x kp with tile (i, k) at rows i*L, columns k*L, stored as norms(i, k); B's packing is
+/// B^T, np x kp, with tile (k, j) of B at rows j*L, columns k*L, stored as norms(k, j).
+enum class operand { a, b };
+
+/// Norms of every tile of one packed operand in format Format.
+template <class Format, class ExecSpace>
+void compute_norms_impl(const ExecSpace& exec, const void* packed, const geometry& geo,
+                        operand which, const norm_map<typename ExecSpace::memory_space>& norms) {
+  using storage = typename Format::storage;
+  using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename team_policy::member_type;
+  const int tile = geo.tile, kp = geo.kp, kt = geo.kt, k = geo.k;
+  const bool is_a = which == operand::a;
+  const int rows = is_a ? geo.m : geo.n;
+  const int tiles_r = is_a ? geo.mt : geo.nt;
+  if (tiles_r == 0 || kt == 0) return;
+  const storage* data = static_cast<const storage*>(packed);
+  Kokkos::parallel_for(
+      "nearsparse::spamm::get_norm", team_policy(exec, tiles_r * kt, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member& team) {
+        const int tr = team.league_rank() / kt, tk = team.league_rank() % kt;
+        const int r_end = (tr + 1) * tile < rows ? tile : rows - tr * tile;
+        const int c_end = (tk + 1) * tile < k ? tile : k - tk * tile;
+        double sum = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, r_end),
+            [&](const int r, double& row_sum) {
+              const storage* row = data + static_cast<std::size_t>(tr * tile + r) * kp +
+                                   static_cast<std::size_t>(tk) * tile;
+              double inner = 0.0;
+              Kokkos::parallel_reduce(
+                  Kokkos::ThreadVectorRange(team, c_end),
+                  [&](const int c, double& partial) {
+                    const double v = Format::decode(row[c]);
+                    partial += v * v;
+                  },
+                  inner);
+              row_sum += inner;
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          const double norm = ::sqrt(sum);
+          if (is_a) {
+            norms(tr, tk) = norm;
+          } else {
+            norms(tk, tr) = norm;
+          }
+        });
+      });
+}
+
+/// Norms of every tile of one packed operand, on any backend.
+template <class ExecSpace>
+void compute_norms_portable(const ExecSpace& exec, spamm_precision precision, const void* packed,
+                            const geometry& geo, operand which,
+                            const norm_map<typename ExecSpace::memory_space>& norms) {
+  with_format(precision, [&](auto fmt) {
+    compute_norms_impl<decltype(fmt)>(exec, packed, geo, which, norms);
+  });
+}
+
+/// The get-norm kernel on any backend; Kokkos::Cuda has an overload of its own.
+template <class ExecSpace>
+void compute_norms(const ExecSpace& exec, spamm_precision precision, const void* packed,
+                   const geometry& geo, operand which,
+                   const norm_map<typename ExecSpace::memory_space>& norms) {
+  compute_norms_portable(exec, precision, packed, geo, which, norms);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+/// CUDA get-norm kernel: one block per tile, 16-byte loads, warp-shuffle reduction; for fp16
+/// the sum of squares runs on the tensor cores (section 3.2, equations 3-4).
+void compute_norms(const Kokkos::Cuda& exec, spamm_precision precision, const void* packed,
+                   const geometry& geo, operand which, const norm_map<Kokkos::CudaSpace>& norms);
+#endif
+
+}  // namespace nearsparse::detail::spamm

@@ -1,0 +1,79 @@
+#pragma once
+// Options and results of the sparse approximate matrix multiply (SpAMM).
+//
+// SpAMM cuts A (M x K) and B (K x N) into tiles of `tile` x `tile` elements, computes the
+// Frobenius norm of every tile (the norm maps), and forms C = alpha * A * B + beta * C keeping
+// only the tile products A[i,k] B[k,j] whose norm product ||A[i,k]||_F ||B[k,j]||_F is at least
+// tau. The valid ratio is the fraction of the MT * KT * NT tile products that are kept.
+
+#include <cstdint>
+#include <string>
+
+namespace nearsparse {
+
+/// Arithmetic of a SpAMM product. Inputs are rounded to the input format once, when the plan
+/// is built; products accumulate in the accumulation format.
+enum class spamm_precision {
+  fp64,  ///< double inputs, double accumulation (DMMA tensor cores on CUDA)
+  fp32,  ///< float inputs, float accumulation with plain FMA
+  tf32,  ///< inputs rounded to TF32 (10-bit mantissa), float accumulation (tensor cores)
+  fp16,  ///< inputs rounded to IEEE binary16, float accumulation (tensor cores)
+  bf16   ///< inputs rounded to bfloat16, float accumulation (tensor cores)
+};
+
+/// "fp64", "fp32", "tf32", "fp16", "bf16".
+const char* to_string(spamm_precision precision);
+
+/// Parses the names above; throws nearsparse::invalid_argument naming `argument` otherwise.
+spamm_precision parse_spamm_precision(const std::string& name, const char* argument = "precision");
+
+/// Which implementation multiplies. `automatic` takes the CUDA kernels on Kokkos::Cuda and the
+/// portable team-policy kernels elsewhere; `portable` forces the portable kernels on every
+/// backend (to check the CUDA kernels against them, or to compare their speed).
+enum class spamm_kernel { automatic, portable };
+
+/// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
+/// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
+/// the upper end gives a ratio at or below the target, then bisected.
+struct spamm_search_options {
+  int max_iterations = 60;    ///< bisection steps after the interval is found
+  int max_widenings = 1000;   ///< most times the upper end is widened
+  double tolerance = 0.002;   ///< stop when |achieved - target| <= tolerance (absolute)
+};
+
+struct spamm_options {
+  spamm_precision precision = spamm_precision::fp32;
+  /// Tile edge (LoNum): 32, 64 or 128. Norm maps and kept tile products are per tile.
+  int tile = 64;
+  /// Threshold on the norm product of a tile pair; 0 keeps every pair (the dense product).
+  double tau = 0.0;
+  /// When > 0, tau is searched for so that this fraction of tile products (0, 1] is kept, and
+  /// `tau` is ignored.
+  double target_valid_ratio = 0.0;
+  spamm_search_options search{};
+  /// Load balance (section 3.5.1): each thread block computes s x s output blocks at equal
+  /// strides, so blocks near the diagonal (heavy) and far from it (light) share the work.
+  int load_balance_stride = 1;
+  spamm_kernel kernel = spamm_kernel::automatic;
+  /// Check A and B for NaN and Inf while packing them (one reduction, no extra pass).
+  bool check_finite = true;
+};
+
+/// What a tau search found.
+struct spamm_search_result {
+  double tau = 0.0;
+  double valid_ratio = 0.0;   ///< achieved at tau
+  double target = 0.0;
+  int iterations = 0;         ///< count evaluations, widening included
+  bool converged = false;     ///< |valid_ratio - target| <= tolerance
+};
+
+/// Frobenius norms for judging an approximate product: ||C_exact - C||_F and ||C_exact||_F.
+struct spamm_error {
+  double error_norm = 0.0;
+  double reference_norm = 0.0;
+  /// error_norm / reference_norm (error_norm itself when the reference is 0).
+  double relative() const { return reference_norm > 0 ? error_norm / reference_norm : error_norm; }
+};
+
+}  // namespace nearsparse

@@ -1,0 +1,325 @@
+#pragma once
+// A reusable SpAMM plan: A and B packed once (rounded to the input format, padded, B transposed)
+// with their tile norm maps, and a threshold tau with its work matrix V. Repeated products with
+// the same operands, new tau values, tau searches and matrix powers (update_b with the previous
+// product) all reuse what the plan holds.
+//
+//   nearsparse::spamm_options opt;
+//   opt.precision = nearsparse::spamm_precision::fp16;
+//   opt.target_valid_ratio = 0.10;
+//   nearsparse::spamm_plan plan(exec, A, B, opt);  // pack, get-norm, tau search
+//   plan.multiply(exec, 1.0f, 0.0f, C);            // C = A B over the kept 10 % of tile pairs
+//   plan.valid_ratio(); plan.work_matrix();        // what was kept
+
+#include <nearsparse/core/detail/scalar_traits.hpp>
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/spamm/detail/geometry.hpp>
+#include <nearsparse/spamm/detail/kept_products.hpp>
+#include <nearsparse/spamm/detail/multiply.hpp>
+#include <nearsparse/spamm/detail/norms.hpp>
+#include <nearsparse/spamm/detail/pack.hpp>
+#include <nearsparse/spamm/options.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace nearsparse {
+
+namespace detail::spamm {
+
+/// Throws nearsparse::invalid_argument for options no plan can use.
+void validate_options(const char* function, const spamm_options& options);
+void validate_search(const char* function, double target, const spamm_search_options& search);
+
+/// Element types A and B may hold: any real type convertible to double (float, double, the
+/// integer types, Kokkos' half_t).
+template <class T>
+inline constexpr bool is_real_input_v =
+    !is_kokkos_complex<std::remove_cv_t<T>>::value && std::is_constructible<double, T>::value;
+
+template <class T>
+inline constexpr bool is_real_output_v =
+    std::is_same<T, float>::value || std::is_same<T, double>::value;
+
+}  // namespace detail::spamm
+
+/// Kept tile products as lists per output tile (see detail::spamm::kept_list).
+template <class MemorySpace>
+using spamm_kept_products = detail::spamm::kept_list<MemorySpace>;
+
+template <class ExecSpace>
+class spamm_plan {
+ public:
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  /// Tile norms: A's is MT x KT, B's is KT x NT.
+  using norm_map_type = detail::spamm::norm_map<memory_space>;
+  /// V(i, j): kept tile products of output tile (i, j), MT x NT.
+  using work_matrix_type = detail::spamm::work_matrix<memory_space>;
+
+  template <class AView, class BView>
+  spamm_plan(const ExecSpace& exec, const AView& a, const BView& b,
+             const spamm_options& options = spamm_options{})
+      : options_(options) {
+    static_assert_matrix<ExecSpace, AView>();
+    static_assert_matrix<ExecSpace, BView>();
+    static_assert(detail::spamm::is_real_input_v<typename AView::value_type> &&
+                      detail::spamm::is_real_input_v<typename BView::value_type>,
+                  "nearsparse::spamm: A and B must hold real values (float, double, half_t)");
+    constexpr const char* fn = "nearsparse::spamm";
+    detail::spamm::validate_options(fn, options);
+    require_extent_match(fn, "B", b, 0, "A", a, 1);
+    constexpr std::size_t limit = std::numeric_limits<int>::max() - detail::spamm::block_pad;
+    require(a.extent(0) <= limit && a.extent(1) <= limit && b.extent(1) <= limit, fn, "A",
+            detail::concat("and B (", detail::extents_string(a), " times ",
+                           detail::extents_string(b), ") exceed the supported extent ", limit));
+    geo_ = detail::spamm::geometry(static_cast<int>(a.extent(0)), static_cast<int>(b.extent(1)),
+                                   static_cast<int>(a.extent(1)), options.tile);
+    const int bytes = detail::spamm::storage_bytes(options.precision);
+    a_pack_ = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
+                                            "nearsparse::spamm::packed_A"),
+                         words(std::size_t(geo_.mp) * geo_.kp * bytes));
+    b_pack_ = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
+                                            "nearsparse::spamm::packed_Bt"),
+                         words(std::size_t(geo_.np) * geo_.kp * bytes));
+    a_norms_ = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap"), geo_.mt,
+                             geo_.kt);
+    b_norms_ = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap"), geo_.kt,
+                             geo_.nt);
+    work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), geo_.mt, geo_.nt);
+    prepare(exec, a, detail::spamm::operand::a, "A");
+    prepare(exec, b, detail::spamm::operand::b, "B");
+    if (options.target_valid_ratio > 0) {
+      search_tau(exec, options.target_valid_ratio, options.search);
+    } else {
+      set_tau(exec, options.tau);
+    }
+  }
+
+  /// Replaces A by a matrix of the same extents (packing and norms again; tau kept).
+  template <class AView>
+  void update_a(const ExecSpace& exec, const AView& a) {
+    static_assert_matrix<ExecSpace, AView>();
+    require_extents("nearsparse::spamm_plan::update_a", "A", a, geo_.m, geo_.k);
+    prepare(exec, a, detail::spamm::operand::a, "A");
+    set_tau(exec, tau_);
+  }
+
+  /// Replaces B by a matrix of the same extents: for a power A^p, pass each product back in.
+  template <class BView>
+  void update_b(const ExecSpace& exec, const BView& b) {
+    static_assert_matrix<ExecSpace, BView>();
+    require_extents("nearsparse::spamm_plan::update_b", "B", b, geo_.k, geo_.n);
+    prepare(exec, b, detail::spamm::operand::b, "B");
+    set_tau(exec, tau_);
+  }
+
+  /// Sets the threshold and recomputes V and the valid ratio.
+  void set_tau(const ExecSpace& exec, double tau) {
+    require_nonnegative("nearsparse::spamm_plan::set_tau", "tau", tau);
+    tau_ = tau;
+    kept_ = detail::spamm::count_kept(exec, a_norms_, b_norms_, tau_, work_);
+  }
+
+  /// Finds the tau whose valid ratio is closest to `target` (0 < target <= 1), sets it, and
+  /// returns what was found.
+  spamm_search_result search_tau(const ExecSpace& exec, double target,
+                                 const spamm_search_options& search = spamm_search_options{}) {
+    detail::spamm::validate_search("nearsparse::spamm_plan::search_tau", target, search);
+    spamm_search_result result;
+    result.target = target;
+    const double total = geo_.tile_products();
+    if (total == 0 || target >= 1.0) {
+      set_tau(exec, 0.0);
+      result.valid_ratio = valid_ratio();
+      result.converged = true;
+      return result;
+    }
+    detail::spamm::work_matrix<memory_space> none;
+    auto ratio_at = [&](double tau) {
+      ++result.iterations;
+      return double(detail::spamm::count_kept(exec, a_norms_, b_norms_, tau, none)) / total;
+    };
+    double best_tau = 0.0, best_ratio = 1.0;
+    auto consider = [&](double tau, double ratio) {
+      if (std::abs(ratio - target) < std::abs(best_ratio - target)) {
+        best_tau = tau;
+        best_ratio = ratio;
+      }
+    };
+    const double average = detail::spamm::average_norm_product(exec, a_norms_, b_norms_);
+    const double step = average > 0 ? average : 1.0;
+    double lo = 0.0, hi = step, r_hi = ratio_at(hi);
+    consider(hi, r_hi);
+    for (int widen = 1; r_hi > target && widen < search.max_widenings; ++widen) {
+      lo = hi;
+      hi = step * (widen + 1);
+      r_hi = ratio_at(hi);
+      consider(hi, r_hi);
+    }
+    for (int it = 0; it < search.max_iterations &&
+                     std::abs(best_ratio - target) > search.tolerance && hi > lo;
+         ++it) {
+      const double mid = 0.5 * (lo + hi);
+      if (mid <= lo || mid >= hi) break;  // the interval cannot shrink further
+      const double r = ratio_at(mid);
+      consider(mid, r);
+      if (r > target) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    set_tau(exec, best_tau);
+    result.tau = best_tau;
+    result.valid_ratio = valid_ratio();
+    result.converged = std::abs(result.valid_ratio - target) <= search.tolerance;
+    return result;
+  }
+
+  /// C = alpha * A * B + beta * C over the kept tile products. C is M x N, float or double;
+  /// with beta == 0, C is only written (NaN in C does not propagate).
+  template <class CView>
+  void multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
+                typename CView::const_value_type beta, const CView& c) const {
+    static_assert_matrix<ExecSpace, CView>();
+    using c_value = typename CView::non_const_value_type;
+    static_assert(detail::spamm::is_real_output_v<c_value>,
+                  "nearsparse::spamm: C must hold float or double");
+    static_assert(!std::is_const<typename CView::value_type>::value,
+                  "nearsparse::spamm: C must be writable");
+    constexpr const char* fn = "nearsparse::spamm";
+    require_extents(fn, "C", c, geo_.m, geo_.n);
+    require(std::isfinite(double(alpha)), fn, "alpha", "must be finite");
+    require(std::isfinite(double(beta)), fn, "beta", "must be finite");
+    if (geo_.m == 0 || geo_.n == 0) return;
+    const detail::spamm::multiply_problem p = problem();
+    if (geo_.k == 0) {  // no tiles of k: C = beta * C
+      Kokkos::parallel_for(
+          "nearsparse::spamm::scale_c",
+          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {geo_.m, geo_.n}),
+          KOKKOS_LAMBDA(const int i, const int j) {
+            c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
+          });
+      return;
+    }
+    if (options_.kernel == spamm_kernel::portable) {
+      detail::spamm::multiply_portable(exec, p, c_value(alpha), c_value(beta), c);
+    } else {
+      detail::spamm::multiply(exec, p, c_value(alpha), c_value(beta), c);
+    }
+  }
+
+  /// Kept tile products of every output tile, listed on demand.
+  spamm_kept_products<memory_space> kept_products(const ExecSpace& exec) const {
+    return detail::spamm::list_kept(exec, a_norms_, b_norms_, tau_);
+  }
+
+  double tau() const { return tau_; }
+  /// Kept tile products over all MT * KT * NT (0 for an empty product).
+  double valid_ratio() const {
+    const double total = geo_.tile_products();
+    return total > 0 ? double(kept_) / total : 0.0;
+  }
+  std::int64_t kept_count() const { return kept_; }
+  const work_matrix_type& work_matrix() const { return work_; }
+  const norm_map_type& a_norms() const { return a_norms_; }
+  const norm_map_type& b_norms() const { return b_norms_; }
+  const spamm_options& options() const { return options_; }
+  int rows() const { return geo_.m; }
+  int cols() const { return geo_.n; }
+  int inner() const { return geo_.k; }
+  int tile() const { return geo_.tile; }
+  /// Tiles per dimension: MT, NT, KT.
+  int tiles_m() const { return geo_.mt; }
+  int tiles_n() const { return geo_.nt; }
+  int tiles_k() const { return geo_.kt; }
+  /// Bytes the packed operands take on the device.
+  std::size_t packed_bytes() const { return 8 * (a_pack_.extent(0) + b_pack_.extent(0)); }
+
+  detail::spamm::multiply_problem problem() const {
+    detail::spamm::multiply_problem p;
+    p.precision = options_.precision;
+    p.geo = geo_;
+    p.a = a_pack_.data();
+    p.b = b_pack_.data();
+    p.a_norms = a_norms_.data();
+    p.b_norms = b_norms_.data();
+    p.tau = tau_;
+    p.stride = options_.load_balance_stride;
+    return p;
+  }
+
+ private:
+  using raw_buffer = Kokkos::View<double*, memory_space>;
+  static std::size_t words(std::size_t bytes) { return (bytes + 7) / 8; }
+
+  template <class View>
+  void prepare(const ExecSpace& exec, const View& x, detail::spamm::operand which,
+               const char* name) {
+    const bool is_a = which == detail::spamm::operand::a;
+    void* dst = is_a ? a_pack_.data() : b_pack_.data();
+    const std::size_t bad = detail::spamm::with_format(options_.precision, [&](auto fmt) {
+      using Format = decltype(fmt);
+      using storage = typename Format::storage;
+      return detail::spamm::pack_operand<Format>(exec, x, !is_a, static_cast<storage*>(dst),
+                                                 is_a ? geo_.mp : geo_.np, geo_.kp,
+                                                 options_.check_finite);
+    });
+    if (bad != 0)
+      detail::throw_invalid_argument("nearsparse::spamm", name,
+                                     detail::concat("(", detail::extents_string(x), ") holds ",
+                                                    bad, " non-finite value(s) (NaN or Inf)"));
+    if (options_.kernel == spamm_kernel::portable) {
+      detail::spamm::compute_norms_portable(exec, options_.precision, dst, geo_, which,
+                                            is_a ? a_norms_ : b_norms_);
+    } else {
+      detail::spamm::compute_norms(exec, options_.precision, dst, geo_, which,
+                                   is_a ? a_norms_ : b_norms_);
+    }
+  }
+
+  spamm_options options_;
+  detail::spamm::geometry geo_;
+  raw_buffer a_pack_, b_pack_;
+  norm_map_type a_norms_, b_norms_;
+  work_matrix_type work_;
+  double tau_ = 0.0;
+  std::int64_t kept_ = 0;
+};
+
+template <class ExecSpace, class AView, class BView>
+spamm_plan(const ExecSpace&, const AView&, const BView&, const spamm_options&)
+    -> spamm_plan<ExecSpace>;
+template <class ExecSpace, class AView, class BView>
+spamm_plan(const ExecSpace&, const AView&, const BView&) -> spamm_plan<ExecSpace>;
+
+/// What one spamm call used.
+struct spamm_summary {
+  double tau = 0.0;
+  double valid_ratio = 0.0;
+};
+
+/// C = alpha * A * B + beta * C by SpAMM: builds a plan (packing, norm maps, tau or a tau
+/// search), multiplies, and returns the tau and valid ratio used. For repeated products with
+/// the same A or B, keep a spamm_plan instead.
+template <class ExecSpace, class AView, class BView, class CView>
+spamm_summary spamm(const ExecSpace& exec, typename CView::const_value_type alpha, const AView& a,
+                    const BView& b, typename CView::const_value_type beta, const CView& c,
+                    const spamm_options& options = spamm_options{}) {
+  static_assert_matrix<ExecSpace, AView>();
+  static_assert_matrix<ExecSpace, BView>();
+  static_assert_matrix<ExecSpace, CView>();
+  require_extent_match("nearsparse::spamm", "B", b, 0, "A", a, 1);
+  require_extents("nearsparse::spamm", "C", c, a.extent(0), b.extent(1));
+  spamm_plan<ExecSpace> plan(exec, a, b, options);
+  plan.multiply(exec, alpha, beta, c);
+  return {plan.tau(), plan.valid_ratio()};
+}
+
+}  // namespace nearsparse

@@ -1,0 +1,364 @@
+// SpAMM benchmarks (section 4.1 of the cuSpAMM paper).
+//
+//   spamm/<space>/<matrix>/<precision>/N/v   a reused plan's product against the dense product of
+//       the same precision in the same process: cuBLAS (DGEMM, SGEMM, TF32, FP16/BF16 GemmEx with
+//       fp32 accumulation) on CUDA, Kokkos Kernels' dense gemm on the host. v is the target valid
+//       ratio (1 = tau 0, the dense product). Counters: valid_ratio, tau, rel_error =
+//       ||C_exact - C||_F / ||C_exact||_F against an fp64 product, and t_full / speedup_full
+//       for a product that also builds its plan (packing and norm maps, tau given).
+//   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
+//       GPU: what the specialization buys.
+//   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
+// Matrices: algebraic decay a_ij = 0.1 / (|i - j|^0.1 + 1) (the paper's), exponential decay
+// a_ij = 0.99^|i - j|.
+#include "baselines/cublas.hpp"
+#include "support/harness.hpp"
+
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/spamm.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using nearsparse::spamm_precision;
+using nearsparse::perf::pick;
+using nearsparse::perf::workload;
+
+enum class decay { algebraic, exponential };
+const char* name_of(decay d) { return d == decay::algebraic ? "algebraic" : "exponential"; }
+
+template <class Exec, class T>
+using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
+
+template <class Exec, class View>
+void fill(const Exec& exec, decay d, const View& a) {
+  if (d == decay::algebraic) {
+    nearsparse::fill_algebraic_decay(exec, a, 0.1, 0.1);
+  } else {
+    nearsparse::fill_exponential_decay(exec, a, 1.0, 0.99);
+  }
+}
+
+// The fp64 product A * A of the current (space, matrix, N), kept between benchmarks that share
+// it: at N = 16384 it takes 2 GB and a second of DGEMM.
+template <class Exec>
+struct exact_cache {
+  decay d{};
+  long n = -1;
+  matrix<Exec, double> a, c;
+};
+template <class Exec>
+exact_cache<Exec>& exact_product(const Exec& exec, decay d, long n) {
+  static exact_cache<Exec> cache;
+  static const bool hooked = [] {
+    Kokkos::push_finalize_hook([] { cache = exact_cache<Exec>{}; });  // Views die before Kokkos
+    return true;
+  }();
+  (void)hooked;
+  if (cache.n == n && cache.d == d) return cache;
+  cache = exact_cache<Exec>{};
+  cache.a = matrix<Exec, double>("A_fp64", n, n);
+  cache.c = matrix<Exec, double>("C_exact", n, n);
+  fill(exec, d, cache.a);
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+    nearsparse::perf::cublas::handle h(exec);
+    nearsparse::perf::cublas::gemm(h, nearsparse::perf::cublas::precision::fp64, 1.0, cache.a,
+                                   cache.a, 0.0, cache.c);
+  } else
+#endif
+  {
+    KokkosBlas::gemm("N", "N", 1.0, cache.a, cache.a, 0.0, cache.c);
+  }
+  exec.fence();
+  cache.d = d;
+  cache.n = n;
+  return cache;
+}
+
+struct case_spec {
+  decay d;
+  spamm_precision precision;
+  double target;
+  int tile;
+};
+
+// Fills the counters every SpAMM benchmark reports.
+template <class Exec, class Plan, class CView>
+void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan, const CView& c,
+                    const matrix<Exec, double>& exact) {
+  const auto e = nearsparse::measure_spamm_error(exec, exact, c);
+  state.counters["valid_ratio"] = plan.valid_ratio();
+  state.counters["tau"] = plan.tau();
+  state.counters["rel_error"] = e.relative();
+}
+
+// A product that builds its plan too (tau given): the cost without reuse.
+template <class Exec, class InView, class CView>
+double time_full(const Exec& exec, const InView& a, const CView& c,
+                 const nearsparse::spamm_options& opt) {
+  std::vector<double> t;
+  for (int i = 0; i < 3; ++i) {
+    auto run = [&] {
+      nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
+      plan.multiply(exec, 1, 0, c);
+    };
+    t.push_back(nearsparse::perf::time_call(exec, run));
+  }
+  return nearsparse::perf::median(t);
+}
+
+template <class Exec, class In, class Out>
+void bench_host(benchmark::State& state, case_spec spec) {
+  const Exec exec;
+  const long n = state.range(0);
+  auto& ex = exact_product(exec, spec.d, n);
+  matrix<Exec, In> a("A", n, n);
+  fill(exec, spec.d, a);
+  matrix<Exec, Out> c("C", n, n), dense("C_dense", n, n);
+  nearsparse::spamm_options opt;
+  opt.precision = spec.precision;
+  opt.tile = spec.tile;
+  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
+  const double flops = 2.0 * n * n * double(n);
+  nearsparse::perf::compare(
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, "KokkosBlas::gemm",
+      [&] { KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense); },
+      workload{flops * plan.valid_ratio(), 3.0 * n * n * sizeof(In)}, 1);
+  spamm_counters(state, exec, plan, c, ex.c);
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+namespace cublas = nearsparse::perf::cublas;
+
+cublas::precision vendor_precision(spamm_precision p) {
+  switch (p) {
+    case spamm_precision::fp64: return cublas::precision::fp64;
+    case spamm_precision::fp32: return cublas::precision::fp32;
+    case spamm_precision::tf32: return cublas::precision::tf32;
+    case spamm_precision::fp16: return cublas::precision::fp16;
+    default: return cublas::precision::bf16;
+  }
+}
+
+// The operand cuBLAS multiplies: the same values in its input format (16-bit formats converted
+// once, outside the timing, as SpAMM's plan converts them once).
+template <class In>
+matrix<Kokkos::Cuda, std::uint16_t> to_16bit(const Kokkos::Cuda& exec, spamm_precision p,
+                                             const matrix<Kokkos::Cuda, In>& a) {
+  matrix<Kokkos::Cuda, std::uint16_t> out("A16", a.extent(0), a.extent(1));
+  const bool half = p == spamm_precision::fp16;
+  Kokkos::parallel_for(
+      "nearsparse::perf::to_16bit",
+      Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0},
+                                                           {long(a.extent(0)), long(a.extent(1))}),
+      KOKKOS_LAMBDA(const long i, const long j) {
+        const float x = static_cast<float>(a(i, j));
+        out(i, j) = half ? nearsparse::detail::spamm::float_to_half_bits(x)
+                         : nearsparse::detail::spamm::float_to_bf16_bits(x);
+      });
+  return out;
+}
+
+template <class In, class Out>
+void bench_cuda(benchmark::State& state, case_spec spec) {
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  auto& ex = exact_product(exec, spec.d, n);
+  matrix<Kokkos::Cuda, In> a("A", n, n);
+  fill(exec, spec.d, a);
+  matrix<Kokkos::Cuda, Out> c("C", n, n), dense("C_dense", n, n);
+  nearsparse::spamm_options opt;
+  opt.precision = spec.precision;
+  opt.tile = spec.tile;
+  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  cublas::handle h(exec);
+  const cublas::precision vp = vendor_precision(spec.precision);
+  matrix<Kokkos::Cuda, std::uint16_t> a16;
+  const bool sixteen = spec.precision == spamm_precision::fp16 ||
+                       spec.precision == spamm_precision::bf16;
+  if (sixteen) a16 = to_16bit(exec, spec.precision, a);
+  auto baseline = [&] {
+    if (sixteen) {
+      cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
+    } else {
+      cublas::gemm(h, vp, 1.0, a, a, 0.0, dense);
+    }
+  };
+  const double flops = 2.0 * n * n * double(n);
+  const int bytes_in = nearsparse::detail::spamm::storage_bytes(spec.precision);
+  nearsparse::perf::compare(
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, std::string("cuBLAS ") +
+                                                              nearsparse::to_string(spec.precision),
+      baseline, workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))});
+  spamm_counters(state, exec, plan, c, ex.c);
+  nearsparse::spamm_options fixed = opt;
+  fixed.target_valid_ratio = 0;
+  fixed.tau = plan.tau();
+  const double t_full = time_full(exec, a, c, fixed);
+  state.counters["t_full"] = t_full;
+  state.counters["speedup_full"] = state.counters["baseline_t"] / t_full;
+}
+
+// CUDA kernels against the portable kernels, both on the GPU.
+template <class In, class Out>
+void bench_cuda_vs_portable(benchmark::State& state, case_spec spec) {
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  matrix<Kokkos::Cuda, In> a("A", n, n);
+  fill(exec, spec.d, a);
+  matrix<Kokkos::Cuda, Out> c("C", n, n), cp("C_portable", n, n);
+  nearsparse::spamm_options opt;
+  opt.precision = spec.precision;
+  opt.tile = spec.tile;
+  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  opt.kernel = nearsparse::spamm_kernel::portable;
+  opt.target_valid_ratio = 0;
+  opt.tau = plan.tau();
+  nearsparse::spamm_plan<Kokkos::Cuda> portable(exec, a, a, opt);
+  nearsparse::perf::compare(
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, "portable kernel",
+      [&] { portable.multiply(exec, 1, 0, cp); },
+      workload{2.0 * n * n * double(n) * plan.valid_ratio(), 0}, 1);
+  const auto e = nearsparse::measure_spamm_error(exec, cp, c);
+  state.counters["valid_ratio"] = plan.valid_ratio();
+  state.counters["kernels_differ"] = e.relative();
+}
+
+// The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16)
+// against the portable team reduction.
+void bench_norms(benchmark::State& state, spamm_precision p) {
+  namespace d = nearsparse::detail::spamm;
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  matrix<Kokkos::Cuda, float> a("A", n, n);
+  fill(exec, decay::algebraic, a);
+  nearsparse::spamm_options opt;
+  opt.precision = p;
+  opt.tile = 64;
+  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  const auto pr = plan.problem();
+  d::norm_map<Kokkos::CudaSpace> ours("ours", pr.geo.mt, pr.geo.kt), base("base", pr.geo.mt, pr.geo.kt);
+  nearsparse::perf::compare(
+      state, exec, [&] { d::compute_norms(exec, p, pr.a, pr.geo, d::operand::a, ours); },
+      "portable get-norm",
+      [&] { d::compute_norms_portable(exec, p, pr.a, pr.geo, d::operand::a, base); },
+      workload{2.0 * n * n, double(n) * n * d::storage_bytes(p)});
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), base);
+  double worst = 0;
+  for (std::size_t i = 0; i < h1.size(); ++i)
+    worst = std::max(worst, std::abs(h1.data()[i] - h2.data()[i]) / (h2.data()[i] + 1e-300));
+  state.counters["max_rel_diff"] = worst;
+}
+#endif
+
+template <class F>
+void add(const std::string& name, F fn, const std::vector<long>& sizes, int iterations) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
+  for (long n : sizes) b->Arg(n);
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(pick(iterations, 1));
+}
+
+std::string label(const char* space, const case_spec& s) {
+  char v[16];
+  std::snprintf(v, sizeof v, "%.2f", s.target);
+  return std::string("spamm/") + space + "/" + name_of(s.d) + "/" +
+         nearsparse::to_string(s.precision) + "/tile" + std::to_string(s.tile) + "/v" + v;
+}
+
+template <class Exec>
+void register_host() {
+  const std::string space = Exec::name();
+  if (space == "Serial") return;  // the host benchmark is the OpenMP CPU path
+  for (double v : pick<std::vector<double>>({1.0, 0.2, 0.1, 0.05}, {0.1})) {
+    for (auto p : {spamm_precision::fp64, spamm_precision::fp32}) {
+      case_spec s{decay::algebraic, p, v, 64};
+      const auto sizes = pick<std::vector<long>>({1024, 2048}, {200});
+      if (p == spamm_precision::fp64) {
+        add(label("openmp", s), [s](benchmark::State& st) { bench_host<Exec, double, double>(st, s); },
+            sizes, 3);
+      } else {
+        add(label("openmp", s), [s](benchmark::State& st) { bench_host<Exec, float, float>(st, s); },
+            sizes, 3);
+      }
+    }
+  }
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+void register_cuda() {
+  const std::vector<double> ratios = pick<std::vector<double>>({1.0, 0.3, 0.2, 0.1, 0.05}, {0.1});
+  const std::vector<long> sizes =
+      pick<std::vector<long>>({1024, 2048, 4096, 8192, 16384}, {300});
+  for (auto p : {spamm_precision::fp16, spamm_precision::bf16, spamm_precision::tf32,
+                 spamm_precision::fp32, spamm_precision::fp64}) {
+    for (double v : ratios) {
+      for (decay d : {decay::algebraic, decay::exponential}) {
+        if (d == decay::exponential && v > 0.2) continue;  // its kept band is narrow already
+        case_spec s{d, p, v, 64};
+        const auto sz = d == decay::algebraic ? sizes : pick<std::vector<long>>({4096, 16384}, {300});
+        if (p == spamm_precision::fp64) {
+          add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<double, double>(st, s); },
+              sz, 5);
+        } else {
+          add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); },
+              sz, 5);
+        }
+      }
+    }
+  }
+  // Tile sizes at one point.
+  for (int tile : {32, 128}) {
+    for (auto p : {spamm_precision::fp16, spamm_precision::fp32}) {
+      case_spec s{decay::algebraic, p, 0.1, tile};
+      add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); },
+          pick<std::vector<long>>({8192}, {300}), 5);
+    }
+  }
+  for (auto p : {spamm_precision::fp64, spamm_precision::fp32, spamm_precision::fp16}) {
+    case_spec s{decay::algebraic, p, 0.1, 64};
+    const std::string name = "spamm_kernel/cuda/" + std::string(nearsparse::to_string(p));
+    if (p == spamm_precision::fp64) {
+      add(name, [s](benchmark::State& st) { bench_cuda_vs_portable<double, double>(st, s); },
+          pick<std::vector<long>>({2048}, {300}), 3);
+    } else {
+      add(name, [s](benchmark::State& st) { bench_cuda_vs_portable<float, float>(st, s); },
+          pick<std::vector<long>>({2048}, {300}), 3);
+    }
+  }
+  for (auto p : {spamm_precision::fp16, spamm_precision::fp32, spamm_precision::fp64}) {
+    add(std::string("spamm_norms/cuda/") + nearsparse::to_string(p),
+        [p](benchmark::State& st) { bench_norms(st, p); }, pick<std::vector<long>>({8192}, {300}),
+        10);
+  }
+}
+#endif
+
+template <class... Spaces>
+void register_all(std::tuple<Spaces...>*) {
+  (register_host<Spaces>(), ...);
+#ifdef KOKKOS_ENABLE_CUDA
+  register_cuda();
+#endif
+}
+
+const bool registered = [] {
+  register_all(static_cast<nearsparse::enabled_execution_spaces*>(nullptr));
+  return true;
+}();
+
+}  // namespace

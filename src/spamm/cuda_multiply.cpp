@@ -1,0 +1,550 @@
+// The SpAMM multiplication kernels on CUDA (section 3.3 of the cuSpAMM paper, Algorithms 2-3).
+//
+// One thread block computes a BM x BN block of C, which covers one or more output tiles of the
+// norm map (or lies inside one when the tile is larger than the block). It first builds, in
+// shared memory, a mask per tile of k saying which of its output tiles keep the product with
+// that k (the bitmap of Algorithm 2), and compacts the k with any kept product into a list (the
+// map_offset array), with one warp and ballots. It then streams the listed tiles of k through a
+// multi-stage cp.async pipeline (double buffering generalised) and multiplies:
+//   - mma_kernel: tensor cores through mma.sync for fp16/bf16 (m16n8k16), tf32 (m16n8k8) and
+//     fp64 (m8n8k4). Each warp owns a WM x WN block of C; an MMA whose output tile does not keep
+//     the current k is skipped, so exactly the kept products are summed. Thread blocks of
+//     128 x 128 (64 x 64 when 128 x 128 blocks would not fill the device) feed the tensor cores
+//     far better than the paper's 32 x 32 tiles.
+//   - fma_kernel: fp32 with plain FMA, 128 x 128 blocks, 8 x 8 outputs per thread, operands
+//     staged through registers into transposed, padded shared memory, double buffered.
+// Both take the load-balance stride s of section 3.5.1: block b computes blocks
+// (bi + u * groups_m, bj + v * groups_n) for u, v < s.
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/spamm/detail/multiply.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace nearsparse::detail::spamm {
+namespace {
+
+void check_launch(const char* what) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw runtime_error(std::string("nearsparse::spamm::multiply: ") + what +
+                        " launch failed: " + cudaGetErrorString(status));
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+struct kernel_params {
+  const void* a;
+  const void* b;
+  const double* an;
+  const double* bn;
+  double tau;
+  int m, n, kp, tile, shift;  // shift = log2(tile)
+  int mt, nt, kt;
+  int blocks_m, blocks_n;     // thread-block tiles of C
+  int stride, groups_m, groups_n;
+  double alpha, beta;
+  std::size_t s0, s1;         // strides of C
+};
+
+// ---------------------------------------------------------------------------------------------
+// Building the kept list of one thread block (Algorithm 2, lines 3-16).
+// masks[k]: bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v) keeps k.
+// list[0 .. count-1]: the k with any bit set, ascending.
+template <int THREADS>
+__device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
+                               std::uint16_t* masks, int* list) {
+  __shared__ int count;
+  for (int k = threadIdx.x; k < p.kt; k += THREADS) {
+    unsigned mask = 0;
+    for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u) {
+      const double na = p.an[std::size_t(ti0 + u) * p.kt + k];
+      for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v)
+        if (na * p.bn[std::size_t(k) * p.nt + tj0 + v] >= p.tau) mask |= 1u << (u * sub_n + v);
+    }
+    masks[k] = static_cast<std::uint16_t>(mask);
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    int base = 0;
+    for (int k0 = 0; k0 < p.kt; k0 += 32) {
+      const int k = k0 + lane;
+      const bool keep = k < p.kt && masks[k] != 0;
+      const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+      if (keep) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
+      base += __popc(ballot);
+    }
+    if (lane == 0) count = base;
+  }
+  __syncthreads();
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensor-core formats. Fragment layouts are those of the PTX ISA for mma.sync; g = lane / 4,
+// t = lane % 4. Shared memory holds A as [m][k] and B^T as [n][k], rows padded by 16 or 32 bytes
+// so the fragment loads of a warp hit distinct banks.
+struct mma_fp16 {
+  using storage = std::uint16_t;
+  using acc = float;
+  static constexpr int MM = 16, MN = 8, MK = 16, BK = 32, PAD = 8, STAGES = 4;
+  static constexpr int AR = 4, BR = 2, CR = 4;
+  using areg = unsigned;
+  using breg = unsigned;
+  __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    a[0] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t);
+    a[1] = *reinterpret_cast<const unsigned*>(s + (g + 8) * ld + 2 * t);
+    a[2] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t + 8);
+    a[3] = *reinterpret_cast<const unsigned*>(s + (g + 8) * ld + 2 * t + 8);
+  }
+  __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    b[0] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t);
+    b[1] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t + 8);
+  }
+  __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  __device__ static int c_row(int lane, int e) { return (lane >> 2) + (e >> 1) * 8; }
+  __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + (e & 1); }
+};
+
+struct mma_bf16 : mma_fp16 {
+  __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+struct mma_tf32 {
+  using storage = float;
+  using acc = float;
+  static constexpr int MM = 16, MN = 8, MK = 8, BK = 32, PAD = 4, STAGES = 3;
+  static constexpr int AR = 4, BR = 2, CR = 4;
+  using areg = unsigned;
+  using breg = unsigned;
+  __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    a[0] = __float_as_uint(s[g * ld + t]);
+    a[1] = __float_as_uint(s[(g + 8) * ld + t]);
+    a[2] = __float_as_uint(s[g * ld + t + 4]);
+    a[3] = __float_as_uint(s[(g + 8) * ld + t + 4]);
+  }
+  __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    b[0] = __float_as_uint(s[g * ld + t]);
+    b[1] = __float_as_uint(s[g * ld + t + 4]);
+  }
+  __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  __device__ static int c_row(int lane, int e) { return (lane >> 2) + (e >> 1) * 8; }
+  __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + (e & 1); }
+};
+
+struct mma_fp64 {
+  using storage = double;
+  using acc = double;
+  static constexpr int MM = 8, MN = 8, MK = 4, BK = 16, PAD = 4, STAGES = 3;
+  static constexpr int AR = 1, BR = 1, CR = 2;
+  using areg = double;
+  using breg = double;
+  __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
+    a[0] = s[(lane >> 2) * ld + (lane & 3)];
+  }
+  __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
+    b[0] = s[(lane >> 2) * ld + (lane & 3)];
+  }
+  __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(c[0]), "+d"(c[1])
+                 : "d"(a[0]), "d"(b[0]));
+  }
+  __device__ static int c_row(int lane, int) { return lane >> 2; }
+  __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + e; }
+};
+
+template <class T, int BM, int BN>
+__host__ __device__ constexpr std::size_t mma_pipeline_bytes() {
+  return std::size_t(T::STAGES) * (BM + BN) * (T::BK + T::PAD) * sizeof(typename T::storage);
+}
+
+template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
+__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
+    mma_kernel(const kernel_params p, CT* __restrict__ c) {
+  constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
+  constexpr int AM = WM / T::MM, AN = WN / T::MN;
+  constexpr int LDS = T::BK + T::PAD;
+  constexpr int A_STAGE = BM * LDS, B_STAGE = BN * LDS;
+  constexpr int E = 16 / int(sizeof(typename T::storage));  // elements per 16-byte copy
+  constexpr int CPR = T::BK / E;                            // copies per row and step
+  static_assert(AM * AN <= 32, "one warp tests at most 32 tile bits");
+  using S = typename T::storage;
+  using acc_t = typename T::acc;
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* stages = reinterpret_cast<S*>(smem_raw);
+  std::uint16_t* masks =
+      reinterpret_cast<std::uint16_t*>(smem_raw + mma_pipeline_bytes<T, BM, BN>());
+  int* list = reinterpret_cast<int*>(masks + ((p.kt + 1) & ~1));
+
+  const S* __restrict__ a = static_cast<const S*>(p.a);
+  const S* __restrict__ b = static_cast<const S*>(p.b);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const int sub_m = BM > p.tile ? BM >> p.shift : 1;
+  const int sub_n = BN > p.tile ? BN >> p.shift : 1;
+  const int steps_per_tile = p.tile / T::BK;
+  const std::size_t kp = static_cast<std::size_t>(p.kp);
+
+  // Which output tile of the block each MMA of this warp writes.
+  int atom_row_sub[AM], atom_col_sub[AN];
+#pragma unroll
+  for (int i = 0; i < AM; ++i) atom_row_sub[i] = BM > p.tile ? (wm * WM + i * T::MM) >> p.shift : 0;
+#pragma unroll
+  for (int j = 0; j < AN; ++j) atom_col_sub[j] = BN > p.tile ? (wn * WN + j * T::MN) >> p.shift : 0;
+
+  const int bi = blockIdx.x / p.groups_n, bj = blockIdx.x % p.groups_n;
+  for (int rep = 0; rep < p.stride * p.stride; ++rep) {
+    const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
+    if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
+    const int i0 = ci * BM, j0 = cj * BN;
+    const int count =
+        build_kept_list<THREADS>(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks, list);
+    const int steps = count * steps_per_tile;
+
+    auto load_stage = [&](int stage, int step) {
+      const int kcol = list[step / steps_per_tile] * p.tile + (step % steps_per_tile) * T::BK;
+      S* as = stages + stage * (A_STAGE + B_STAGE);
+      S* bs = as + A_STAGE;
+      for (int ch = threadIdx.x; ch < BM * CPR; ch += THREADS) {
+        const int r = ch / CPR, q = ch % CPR;
+        cp_async16(as + r * LDS + q * E, a + std::size_t(i0 + r) * kp + kcol + q * E);
+      }
+      for (int ch = threadIdx.x; ch < BN * CPR; ch += THREADS) {
+        const int r = ch / CPR, q = ch % CPR;
+        cp_async16(bs + r * LDS + q * E, b + std::size_t(j0 + r) * kp + kcol + q * E);
+      }
+    };
+
+    acc_t acc[AM][AN][T::CR];
+#pragma unroll
+    for (int i = 0; i < AM; ++i)
+#pragma unroll
+      for (int j = 0; j < AN; ++j)
+#pragma unroll
+        for (int e = 0; e < T::CR; ++e) acc[i][j][e] = 0;
+
+#pragma unroll
+    for (int st = 0; st < T::STAGES - 1; ++st) {
+      if (st < steps) load_stage(st, st);
+      cp_async_commit();
+    }
+    for (int step = 0; step < steps; ++step) {
+      cp_async_wait<T::STAGES - 2>();
+      __syncthreads();
+      const int next = step + T::STAGES - 1;
+      if (next < steps) load_stage(next % T::STAGES, next);
+      cp_async_commit();
+
+      const unsigned mask = masks[list[step / steps_per_tile]];
+      unsigned keep = 0;
+#pragma unroll
+      for (int i = 0; i < AM; ++i)
+#pragma unroll
+        for (int j = 0; j < AN; ++j)
+          keep |= ((mask >> (atom_row_sub[i] * sub_n + atom_col_sub[j])) & 1u) << (i * AN + j);
+
+      const S* as = stages + (step % T::STAGES) * (A_STAGE + B_STAGE) + (wm * WM) * LDS;
+      const S* bs = stages + (step % T::STAGES) * (A_STAGE + B_STAGE) + A_STAGE + (wn * WN) * LDS;
+#pragma unroll
+      for (int kk = 0; kk < T::BK; kk += T::MK) {
+        typename T::areg af[AM][T::AR];
+        typename T::breg bf[AN][T::BR];
+#pragma unroll
+        for (int i = 0; i < AM; ++i) T::load_a(af[i], as + i * T::MM * LDS + kk, LDS, lane);
+#pragma unroll
+        for (int j = 0; j < AN; ++j) T::load_b(bf[j], bs + j * T::MN * LDS + kk, LDS, lane);
+#pragma unroll
+        for (int i = 0; i < AM; ++i)
+#pragma unroll
+          for (int j = 0; j < AN; ++j)
+            if (keep & (1u << (i * AN + j))) T::mma(acc[i][j], af[i], bf[j]);
+      }
+    }
+    cp_async_wait<0>();
+
+    const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
+#pragma unroll
+    for (int i = 0; i < AM; ++i)
+#pragma unroll
+      for (int j = 0; j < AN; ++j)
+#pragma unroll
+        for (int e = 0; e < T::CR; ++e) {
+          const int row = i0 + wm * WM + i * T::MM + T::c_row(lane, e);
+          const int col = j0 + wn * WN + j * T::MN + T::c_col(lane, e);
+          if (row < p.m && col < p.n) {
+            CT* out = c + row * p.s0 + col * p.s1;
+            const CT value = alpha * static_cast<CT>(acc[i][j][e]);
+            *out = beta == CT(0) ? value : value + beta * *out;
+          }
+        }
+    __syncthreads();  // masks, list and stages are rebuilt for the next block
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fp32 with plain FMA.
+constexpr int fma_bm = 128, fma_bn = 128, fma_bk = 8, fma_threads = 256, fma_ld = 128 + 4;
+
+template <class CT>
+__global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p, CT* __restrict__ c) {
+  __shared__ __align__(16) float as[2][fma_bk][fma_ld];
+  __shared__ __align__(16) float bs[2][fma_bk][fma_ld];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  std::uint16_t* masks = reinterpret_cast<std::uint16_t*>(smem_raw);
+  int* list = reinterpret_cast<int*>(masks + ((p.kt + 1) & ~1));
+
+  const float* __restrict__ a = static_cast<const float*>(p.a);
+  const float* __restrict__ b = static_cast<const float*>(p.b);
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const int sub_m = fma_bm > p.tile ? fma_bm >> p.shift : 1;
+  const int sub_n = fma_bn > p.tile ? fma_bn >> p.shift : 1;
+  const int steps_per_tile = p.tile / fma_bk;
+  const std::size_t kp = static_cast<std::size_t>(p.kp);
+  // The quadrants of this thread's 8 x 8 outputs: rows ty*4 + {0, 64}, columns tx*4 + {0, 64}.
+  int qrow[2], qcol[2];
+  for (int q = 0; q < 2; ++q) {
+    qrow[q] = fma_bm > p.tile ? (ty * 4 + q * 64) >> p.shift : 0;
+    qcol[q] = fma_bn > p.tile ? (tx * 4 + q * 64) >> p.shift : 0;
+  }
+  const int load_row = tid / 2, load_k = (tid % 2) * 4;
+
+  const int bi = blockIdx.x / p.groups_n, bj = blockIdx.x % p.groups_n;
+  for (int rep = 0; rep < p.stride * p.stride; ++rep) {
+    const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
+    if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
+    const int i0 = ci * fma_bm, j0 = cj * fma_bn;
+    const int count = build_kept_list<fma_threads>(p, i0 >> p.shift, j0 >> p.shift, sub_m,
+                                                   sub_n, masks, list);
+    const int steps = count * steps_per_tile;
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+    auto fetch = [&](int step, float4& ra, float4& rb) {
+      const int kcol = list[step / steps_per_tile] * p.tile + (step % steps_per_tile) * fma_bk;
+      ra = *reinterpret_cast<const float4*>(a + std::size_t(i0 + load_row) * kp + kcol + load_k);
+      rb = *reinterpret_cast<const float4*>(b + std::size_t(j0 + load_row) * kp + kcol + load_k);
+    };
+    auto stash = [&](int buf, const float4& ra, const float4& rb) {
+      as[buf][load_k + 0][load_row] = ra.x;
+      as[buf][load_k + 1][load_row] = ra.y;
+      as[buf][load_k + 2][load_row] = ra.z;
+      as[buf][load_k + 3][load_row] = ra.w;
+      bs[buf][load_k + 0][load_row] = rb.x;
+      bs[buf][load_k + 1][load_row] = rb.y;
+      bs[buf][load_k + 2][load_row] = rb.z;
+      bs[buf][load_k + 3][load_row] = rb.w;
+    };
+    float4 ra, rb;
+    if (steps > 0) {
+      fetch(0, ra, rb);
+      stash(0, ra, rb);
+    }
+    __syncthreads();
+    for (int step = 0; step < steps; ++step) {
+      const int buf = step & 1;
+      if (step + 1 < steps) fetch(step + 1, ra, rb);
+      const unsigned mask = masks[list[step / steps_per_tile]];
+      bool keep[2][2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int v = 0; v < 2; ++v) keep[u][v] = (mask >> (qrow[u] * sub_n + qcol[v])) & 1u;
+#pragma unroll
+      for (int k = 0; k < fma_bk; ++k) {
+        const float4 a0 = *reinterpret_cast<const float4*>(&as[buf][k][ty * 4]);
+        const float4 a1 = *reinterpret_cast<const float4*>(&as[buf][k][64 + ty * 4]);
+        const float4 b0 = *reinterpret_cast<const float4*>(&bs[buf][k][tx * 4]);
+        const float4 b1 = *reinterpret_cast<const float4*>(&bs[buf][k][64 + tx * 4]);
+        const float av[2][4] = {{a0.x, a0.y, a0.z, a0.w}, {a1.x, a1.y, a1.z, a1.w}};
+        const float bv[2][4] = {{b0.x, b0.y, b0.z, b0.w}, {b1.x, b1.y, b1.z, b1.w}};
+#pragma unroll
+        for (int u = 0; u < 2; ++u)
+#pragma unroll
+          for (int v = 0; v < 2; ++v)
+            if (keep[u][v]) {
+#pragma unroll
+              for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                  acc[u * 4 + i][v * 4 + j] = fmaf(av[u][i], bv[v][j], acc[u * 4 + i][v * 4 + j]);
+            }
+      }
+      if (step + 1 < steps) stash(buf ^ 1, ra, rb);
+      __syncthreads();
+    }
+
+    const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int row = i0 + (i / 4) * 64 + ty * 4 + i % 4;
+        const int col = j0 + (j / 4) * 64 + tx * 4 + j % 4;
+        if (row < p.m && col < p.n) {
+          CT* out = c + row * p.s0 + col * p.s1;
+          const CT value = alpha * static_cast<CT>(acc[i][j]);
+          *out = beta == CT(0) ? value : value + beta * *out;
+        }
+      }
+    __syncthreads();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launching.
+std::size_t list_bytes(int kt) { return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4; }
+
+int multiprocessors(const Kokkos::Cuda& exec) {
+  int count = 0;
+  cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, exec.cuda_device());
+  return count > 0 ? count : 1;
+}
+
+int shared_memory_limit(const Kokkos::Cuda& exec) {
+  int bytes = 0;
+  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, exec.cuda_device());
+  return bytes;
+}
+
+kernel_params make_params(const multiply_problem& pr, double alpha, double beta, std::size_t s0,
+                          std::size_t s1, int bm, int bn) {
+  kernel_params p{};
+  const geometry& g = pr.geo;
+  p.a = pr.a;
+  p.b = pr.b;
+  p.an = pr.a_norms;
+  p.bn = pr.b_norms;
+  p.tau = pr.tau;
+  p.m = g.m;
+  p.n = g.n;
+  p.kp = g.kp;
+  p.tile = g.tile;
+  p.shift = g.tile == 32 ? 5 : g.tile == 64 ? 6 : 7;
+  p.mt = g.mt;
+  p.nt = g.nt;
+  p.kt = g.kt;
+  p.blocks_m = (g.m + bm - 1) / bm;
+  p.blocks_n = (g.n + bn - 1) / bn;
+  p.stride = pr.stride;
+  p.groups_m = (p.blocks_m + pr.stride - 1) / pr.stride;
+  p.groups_n = (p.blocks_n + pr.stride - 1) / pr.stride;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.s0 = s0;
+  p.s1 = s1;
+  return p;
+}
+
+template <class Kernel>
+void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes) {
+  const int limit = shared_memory_limit(exec);
+  if (bytes > static_cast<std::size_t>(limit))
+    throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
+                                     " bytes of shared memory per block; the device offers ",
+                                     limit));
+  if (bytes > 48 * 1024)
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(bytes));
+}
+
+template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
+void launch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
+                CT* c, std::size_t s0, std::size_t s1) {
+  const kernel_params p = make_params(pr, alpha, beta, s0, s1, BM, BN);
+  auto kernel = mma_kernel<T, BM, BN, WARPS_M, WARPS_N, CT>;
+  const std::size_t bytes = mma_pipeline_bytes<T, BM, BN>() + list_bytes(p.kt);
+  set_shared_memory(exec, kernel, bytes);
+  const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
+  kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, exec.cuda_stream()>>>(p, c);
+  check_launch("tensor-core kernel");
+}
+
+// 128 x 128 blocks unless they would leave most multiprocessors idle.
+template <class T, class CT>
+void dispatch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
+                  CT* c, std::size_t s0, std::size_t s1) {
+  const long big = long((pr.geo.m + 127) / 128) * ((pr.geo.n + 127) / 128);
+  if (big >= multiprocessors(exec)) {
+    launch_mma<T, 128, 128, 2, 4>(exec, pr, alpha, beta, c, s0, s1);
+  } else {
+    launch_mma<T, 64, 64, 2, 2>(exec, pr, alpha, beta, c, s0, s1);
+  }
+}
+
+template <class CT>
+void launch_fma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
+                CT* c, std::size_t s0, std::size_t s1) {
+  const kernel_params p = make_params(pr, alpha, beta, s0, s1, fma_bm, fma_bn);
+  auto kernel = fma_kernel<CT>;
+  const std::size_t bytes = list_bytes(p.kt);
+  set_shared_memory(exec, kernel, bytes + 2 * 2 * fma_bk * fma_ld * sizeof(float));
+  const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
+  kernel<<<grid, fma_threads, bytes, exec.cuda_stream()>>>(p, c);
+  check_launch("FMA kernel");
+}
+
+template <class CT>
+void multiply_any(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
+                  CT* c, std::size_t s0, std::size_t s1) {
+  if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
+  switch (pr.precision) {
+    case spamm_precision::fp64: dispatch_mma<mma_fp64>(exec, pr, alpha, beta, c, s0, s1); break;
+    case spamm_precision::fp32: launch_fma(exec, pr, alpha, beta, c, s0, s1); break;
+    case spamm_precision::tf32: dispatch_mma<mma_tf32>(exec, pr, alpha, beta, c, s0, s1); break;
+    case spamm_precision::fp16: dispatch_mma<mma_fp16>(exec, pr, alpha, beta, c, s0, s1); break;
+    case spamm_precision::bf16: dispatch_mma<mma_bf16>(exec, pr, alpha, beta, c, s0, s1); break;
+  }
+}
+
+}  // namespace
+
+void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
+                   float* c, std::size_t s0, std::size_t s1) {
+  multiply_any(exec, p, alpha, beta, c, s0, s1);
+}
+
+void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
+                   double* c, std::size_t s0, std::size_t s1) {
+  multiply_any(exec, p, alpha, beta, c, s0, s1);
+}
+
+}  // namespace nearsparse::detail::spamm

@@ -1,0 +1,326 @@
+#include "spamm_reference.hpp"
+#include "support/host_reference.hpp"
+#include "support/seeds.hpp"
+
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/core/random.hpp>
+#include <nearsparse/spamm.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+using nearsparse::spamm_precision;
+using nearsparse::test::host_matrix;
+namespace ref = nearsparse::test::spamm;
+
+namespace {
+
+const std::vector<spamm_precision> all_precisions = {
+    spamm_precision::fp64, spamm_precision::fp32, spamm_precision::tf32, spamm_precision::fp16,
+    spamm_precision::bf16};
+
+template <class Exec, class T = double>
+using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
+
+// A random matrix with algebraic decay away from the diagonal, so tile norms spread over a range
+// and thresholds cut between them.
+template <class Exec>
+matrix<Exec> decaying_random(const Exec& exec, std::size_t rows, std::size_t cols,
+                             std::uint64_t seed) {
+  matrix<Exec> a("a", rows, cols);
+  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {long(rows), long(cols)}),
+      KOKKOS_LAMBDA(const long i, const long j) {
+        const double d = static_cast<double>(i > j ? i - j : j - i);
+        a(i, j) *= 1.0 / (1.0 + 0.05 * d * d);
+      });
+  exec.fence();
+  return a;
+}
+
+template <class Exec>
+std::vector<int> to_host_ints(const Kokkos::View<int*, typename Exec::memory_space>& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<int>(h.data(), h.data() + h.extent(0));
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every precision",
+                        "[spamm]", nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  struct shape {
+    std::size_t m, k, n;
+  };
+  const shape s = GENERATE(shape{1, 1, 1}, shape{77, 131, 45}, shape{200, 37, 161},
+                           shape{129, 258, 130});
+  const int tile = GENERATE(32, 64, 128);
+  const auto kernel = GENERATE(nearsparse::spamm_kernel::automatic,
+                               nearsparse::spamm_kernel::portable);
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  matrix<exec_space> a("A", s.m, s.k), b("B", s.k, s.n);
+  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
+  nearsparse::fill_random(exec, b, seed + 1, -1.0, 1.0);
+  const auto ha = nearsparse::test::to_host(a), hb = nearsparse::test::to_host(b);
+  for (const auto precision : all_precisions) {
+    INFO(exec_space::name() << " " << s.m << " x " << s.k << " x " << s.n << ", tile " << tile
+                            << ", " << nearsparse::to_string(precision) << ", kernel "
+                            << int(kernel) << ", seed " << seed);
+    nearsparse::spamm_options opt;
+    opt.precision = precision;
+    opt.tile = tile;
+    opt.kernel = kernel;
+    matrix<exec_space, double> c("C", s.m, s.n);
+    nearsparse::fill_random(exec, c, seed + 2, -1.0, 1.0);
+    const auto hc = nearsparse::test::to_host(c);
+    const double alpha = 0.75, beta = -1.5;
+    const auto summary = nearsparse::spamm(exec, alpha, a, b, beta, c, opt);
+    CHECK(summary.valid_ratio == 1.0);
+    const auto got = nearsparse::test::to_host(c);
+    const auto exact = nearsparse::test::reference_gemm(alpha, ha, hb, beta, hc);
+    const auto of_rounded = nearsparse::test::reference_gemm(
+        alpha, ref::rounded(ha, precision), ref::rounded(hb, precision), beta, hc);
+    NEARSPARSE_CHECK_RELATIVE_ERROR(got, of_rounded, ref::accumulation_tolerance(precision, s.k));
+    // Against the product of the unrounded inputs the input rounding dominates.
+    const double error = ref::frobenius_distance(got, exact);
+    const double bound = ref::input_error_bound(precision, alpha, ha, hb) +
+                         ref::accumulation_tolerance(precision, s.k) *
+                             nearsparse::test::frobenius_norm(exact);
+    INFO("error against the unrounded product " << error << ", bound " << bound);
+    CHECK(error <= bound);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products", "[spamm]",
+                        nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  const int tile = GENERATE(32, 64, 128);
+  const auto precision = GENERATE(spamm_precision::fp64, spamm_precision::fp32,
+                                  spamm_precision::tf32, spamm_precision::fp16,
+                                  spamm_precision::bf16);
+  const int stride = GENERATE(1, 3);
+  const std::size_t m = 301, k = 419, n = 263;  // no extent a multiple of any tile
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", tile " << tile << ", " << nearsparse::to_string(precision)
+                          << ", stride " << stride << ", seed " << seed);
+  const auto a = decaying_random(exec, m, k, seed);
+  const auto b = decaying_random(exec, k, n, seed + 1);
+  const auto ha = ref::rounded(nearsparse::test::to_host(a), precision);
+  const auto hb = ref::rounded(nearsparse::test::to_host(b), precision);
+
+  nearsparse::spamm_options opt;
+  opt.precision = precision;
+  opt.tile = tile;
+  opt.load_balance_stride = stride;
+  nearsparse::spamm_plan plan(exec, a, b, opt);
+
+  // The norm maps equal the host's tile norms of the rounded inputs.
+  const auto an = nearsparse::test::to_host(plan.a_norms());
+  const auto bn = nearsparse::test::to_host(plan.b_norms());
+  const double norm_tol = precision == spamm_precision::fp64 ? 1e-13 : 1e-5;
+  NEARSPARSE_CHECK_RELATIVE_ERROR(an, ref::tile_norms(ha, tile), norm_tol);
+  NEARSPARSE_CHECK_RELATIVE_ERROR(bn, ref::tile_norms(hb, tile), norm_tol);
+
+  // A threshold between the smallest and largest norm products: some pairs kept, some not.
+  std::vector<double> products;
+  for (std::size_t i = 0; i < an.rows; ++i)
+    for (std::size_t l = 0; l < an.cols; ++l)
+      for (std::size_t j = 0; j < bn.cols; ++j) products.push_back(an(i, l) * bn(l, j));
+  std::sort(products.begin(), products.end());
+  const double tau = products[products.size() * 6 / 10];
+  plan.set_tau(exec, tau);
+  const auto kept = ref::kept_set(an, bn, tau);
+  std::size_t kept_count = 0;
+  for (char x : kept) kept_count += x;
+  REQUIRE(kept_count > 0);
+  REQUIRE(kept_count < kept.size());
+  CHECK(plan.kept_count() == static_cast<std::int64_t>(kept_count));
+  CHECK(plan.valid_ratio() == Approx(double(kept_count) / kept.size()).epsilon(1e-15));
+
+  // The work matrix V and the kept lists agree with the host's set.
+  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plan.work_matrix());
+  const auto lists = plan.kept_products(exec);
+  const auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lists.offsets);
+  const auto ks = to_host_ints<exec_space>(lists.ks);
+  std::size_t v_bad = 0, list_bad = 0;
+  for (std::size_t i = 0; i < an.rows; ++i)
+    for (std::size_t j = 0; j < bn.cols; ++j) {
+      std::vector<int> expected;
+      for (std::size_t l = 0; l < an.cols; ++l)
+        if (kept[(i * bn.cols + j) * an.cols + l]) expected.push_back(int(l));
+      if (v(i, j) != int(expected.size())) ++v_bad;
+      const std::size_t t = i * bn.cols + j;
+      const std::vector<int> got(ks.begin() + offsets(t), ks.begin() + offsets(t + 1));
+      if (got != expected) ++list_bad;
+    }
+  CHECK(v_bad == 0);
+  CHECK(list_bad == 0);
+
+  // The product over the kept pairs, with alpha and beta, on both kernels.
+  matrix<exec_space, float> c0("C0", m, n);
+  nearsparse::fill_random(exec, c0, seed + 2, -1.0, 1.0);
+  const auto hc = nearsparse::test::to_host(c0);
+  const auto expected = ref::kept_product(-1.25, ha, hb, 0.5, hc, tile, kept);
+  matrix<exec_space, float> c("C", m, n);
+  Kokkos::deep_copy(c, c0);
+  plan.multiply(exec, -1.25f, 0.5f, c);
+  const double tol = ref::accumulation_tolerance(precision, k) + 4 * 0x1p-24;  // float C
+  NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(c), expected, tol);
+
+  nearsparse::spamm_options portable = opt;
+  portable.kernel = nearsparse::spamm_kernel::portable;
+  portable.tau = tau;
+  nearsparse::spamm_plan plan_portable(exec, a, b, portable);
+  CHECK(plan_portable.kept_count() == plan.kept_count());
+  matrix<exec_space, float> cp("Cp", m, n);
+  Kokkos::deep_copy(cp, c0);
+  plan_portable.multiply(exec, -1.25f, 0.5f, cp);
+  NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(cp), expected, tol);
+  // The two kernels agree with each other as well as with the host.
+  NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(cp), nearsparse::test::to_host(c),
+                                  2 * tol);
+}
+
+TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][search]",
+                        nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  const double target = GENERATE(0.05, 0.1, 0.3, 0.75, 1.0);
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", target " << target << ", seed " << seed);
+  const std::size_t n = 1000;
+  matrix<exec_space> a("A", n, n);
+  nearsparse::fill_algebraic_decay(exec, a);
+  const auto b = decaying_random(exec, n, n, seed);
+  nearsparse::spamm_options opt;
+  opt.tile = 32;
+  opt.target_valid_ratio = target;
+  opt.search.tolerance = 0.005;
+  nearsparse::spamm_plan plan(exec, a, b, opt);
+  CHECK(std::abs(plan.valid_ratio() - target) <= 0.005);
+  // Searching again on the same plan gives a consistent result and sets it.
+  const auto found = plan.search_tau(exec, target, opt.search);
+  CHECK(found.converged);
+  CHECK(found.valid_ratio == plan.valid_ratio());
+  CHECK(found.tau == plan.tau());
+  CHECK(found.iterations >= (target < 1.0 ? 1 : 0));
+  // The valid ratio is non-increasing in tau.
+  plan.set_tau(exec, found.tau * 1.5);
+  CHECK(plan.valid_ratio() <= found.valid_ratio);
+}
+
+TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan",
+                        "[spamm][plan]", nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  const std::size_t n = 150;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", seed " << seed);
+  const auto a = decaying_random(exec, n, n, seed);
+  nearsparse::spamm_options opt;
+  opt.precision = spamm_precision::fp64;
+  opt.tile = 32;
+  nearsparse::spamm_plan plan(exec, a, a, opt);
+  // A^3 by two products that reuse A's packing and norms: B <- A * B.
+  matrix<exec_space> p("P", n, n), q("Q", n, n);
+  plan.multiply(exec, 1.0, 0.0, p);
+  plan.update_b(exec, p);
+  plan.multiply(exec, 1.0, 0.0, q);
+  const auto ha = nearsparse::test::to_host(a);
+  host_matrix<double> zero(n, n);
+  const auto a2 = nearsparse::test::reference_gemm(1.0, ha, ha, 0.0, zero);
+  const auto a3 = nearsparse::test::reference_gemm(1.0, ha, a2, 0.0, zero);
+  NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(q), a3, 1e-12);
+
+  // measure_spamm_error against the host's Frobenius norms.
+  matrix<exec_space> approx("approx", n, n);
+  nearsparse::spamm_options loose = opt;
+  loose.target_valid_ratio = 0.3;
+  nearsparse::spamm(exec, 1.0, a, a, 0.0, approx, loose);
+  const auto e = nearsparse::measure_spamm_error(exec, p, approx);
+  const auto happrox = nearsparse::test::to_host(approx);
+  const auto hp = nearsparse::test::to_host(p);
+  CHECK(e.reference_norm == Approx(nearsparse::test::frobenius_norm(hp)).epsilon(1e-12));
+  CHECK(e.relative() == Approx(nearsparse::test::relative_error(happrox, hp)).epsilon(1e-9));
+  CHECK(e.relative() > 0);
+  CHECK(e.relative() < 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("spamm handles empty extents", "[spamm][edge]",
+                        nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  // K = 0: C = beta * C.
+  matrix<exec_space> a("A", 5, 0), b("B", 0, 3), c("C", 5, 3);
+  Kokkos::deep_copy(c, 2.0);
+  const auto s = nearsparse::spamm(exec, 1.0, a, b, 0.5, c);
+  CHECK(s.valid_ratio == 0.0);
+  const auto hc = nearsparse::test::to_host(c);
+  for (double x : hc.data) CHECK(x == 1.0);
+  // M = 0 and N = 0: nothing to do, no error.
+  matrix<exec_space> a0("A0", 0, 4), b0("B0", 4, 3), c0("C0", 0, 3);
+  CHECK_NOTHROW(nearsparse::spamm(exec, 1.0, a0, b0, 0.0, c0));
+  matrix<exec_space> a1("A1", 2, 4), b1("B1", 4, 0), c1("C1", 2, 0);
+  nearsparse::spamm_options opt;
+  opt.target_valid_ratio = 0.5;
+  CHECK_NOTHROW(nearsparse::spamm(exec, 1.0, a1, b1, 0.0, c1, opt));
+}
+
+TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][errors]",
+                        nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  matrix<exec_space> a("A", 3, 4), b("B", 4, 2), c("C", 3, 2);
+  Kokkos::deep_copy(a, 1.0);
+  Kokkos::deep_copy(b, 1.0);
+  matrix<exec_space> bad_b("B", 5, 2), bad_c("C", 2, 3);
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, bad_b, 0.0, c),
+                    Contains("'B'") && Contains("5 x 2") && Contains("3 x 4"));
+  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, bad_b, 0.0, c), nearsparse::invalid_argument);
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, bad_c),
+                    Contains("'C'") && Contains("2 x 3") && Contains("expected 3 x 2"));
+  nearsparse::spamm_options opt;
+  opt.tile = 48;
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
+                    Contains("options.tile") && Contains("48"));
+  opt = {};
+  opt.tau = -1;
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), Contains("options.tau"));
+  opt.tau = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
+  opt = {};
+  opt.target_valid_ratio = 1.5;
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
+                    Contains("target_valid_ratio"));
+  opt = {};
+  opt.load_balance_stride = 0;
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
+                    Contains("load_balance_stride"));
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, std::nan(""), a, b, 0.0, c), Contains("alpha"));
+  // Non-finite values in A or B.
+  Kokkos::deep_copy(Kokkos::subview(a, 1, 2), std::numeric_limits<double>::infinity());
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c),
+                    Contains("'A'") && Contains("3 x 4") && Contains("1 non-finite"));
+  Kokkos::deep_copy(a, 1.0);
+  Kokkos::deep_copy(Kokkos::subview(b, 0, 1), std::numeric_limits<double>::quiet_NaN());
+  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c), Contains("'B'"));
+  Kokkos::deep_copy(b, 1.0);
+  // A plan rejects replacements of the wrong extents and searches with bad targets.
+  nearsparse::spamm_plan plan(exec, a, b);
+  CHECK_THROWS_WITH(plan.update_b(exec, bad_b), Contains("'B'") && Contains("5 x 2"));
+  CHECK_THROWS_WITH(plan.search_tau(exec, 0.0), Contains("target valid ratio"));
+  CHECK_THROWS_WITH(plan.set_tau(exec, -0.5), Contains("tau"));
+  CHECK_THROWS_AS(nearsparse::parse_spamm_precision("fp8"), nearsparse::invalid_argument);
+  CHECK(nearsparse::parse_spamm_precision("BF16") == spamm_precision::bf16);
+}
