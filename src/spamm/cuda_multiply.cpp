@@ -43,6 +43,21 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// ldmatrix: four (or two) 8 x 8 matrices of 16-bit elements, rows addressed by lanes 0-31
+// (0-15 for .x2). Also used for tf32, whose 32-bit elements it moves as pairs of halves.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* row) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+__device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void* row) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(s));
+}
+
 struct kernel_params {
   const void* a;
   const void* b;
@@ -98,21 +113,17 @@ __device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub
 struct mma_fp16 {
   using storage = std::uint16_t;
   using acc = float;
-  static constexpr int MM = 16, MN = 8, MK = 16, BK = 32, PAD = 8, STAGES = 4;
+  static constexpr int MM = 16, MN = 8, MK = 16, BK = 32, PAD = 8, STAGES = 4, MIN_BLOCKS = 2;
   static constexpr int AR = 4, BR = 2, CR = 4;
   using areg = unsigned;
   using breg = unsigned;
+  // A (16 x 16, rows of k): lanes 0-15 address rows 0-15 at k 0, lanes 16-31 at k 8.
   __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    a[0] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t);
-    a[1] = *reinterpret_cast<const unsigned*>(s + (g + 8) * ld + 2 * t);
-    a[2] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t + 8);
-    a[3] = *reinterpret_cast<const unsigned*>(s + (g + 8) * ld + 2 * t + 8);
+    ldmatrix_x4(a, s + (lane & 15) * ld + (lane >> 4) * 8);
   }
+  // B^T (8 x 16, rows of k): lanes 0-7 address rows at k 0, lanes 8-15 at k 8.
   __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    b[0] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t);
-    b[1] = *reinterpret_cast<const unsigned*>(s + g * ld + 2 * t + 8);
+    ldmatrix_x2(b, s + (lane & 7) * ld + ((lane >> 3) & 1) * 8);
   }
   __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
     asm volatile(
@@ -138,21 +149,17 @@ struct mma_bf16 : mma_fp16 {
 struct mma_tf32 {
   using storage = float;
   using acc = float;
-  static constexpr int MM = 16, MN = 8, MK = 8, BK = 32, PAD = 4, STAGES = 3;
+  static constexpr int MM = 16, MN = 8, MK = 8, BK = 32, PAD = 4, STAGES = 3, MIN_BLOCKS = 1;
   static constexpr int AR = 4, BR = 2, CR = 4;
   using areg = unsigned;
   using breg = unsigned;
+  // The fp16 addressing with 4-element (16-byte) column offsets: each 32-bit element travels
+  // as two halves and lands where the tf32 fragment wants it.
   __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    a[0] = __float_as_uint(s[g * ld + t]);
-    a[1] = __float_as_uint(s[(g + 8) * ld + t]);
-    a[2] = __float_as_uint(s[g * ld + t + 4]);
-    a[3] = __float_as_uint(s[(g + 8) * ld + t + 4]);
+    ldmatrix_x4(a, s + (lane & 15) * ld + (lane >> 4) * 4);
   }
   __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    b[0] = __float_as_uint(s[g * ld + t]);
-    b[1] = __float_as_uint(s[g * ld + t + 4]);
+    ldmatrix_x2(b, s + (lane & 7) * ld + ((lane >> 3) & 1) * 4);
   }
   __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
     asm volatile(
@@ -168,7 +175,7 @@ struct mma_tf32 {
 struct mma_fp64 {
   using storage = double;
   using acc = double;
-  static constexpr int MM = 8, MN = 8, MK = 4, BK = 16, PAD = 4, STAGES = 3;
+  static constexpr int MM = 8, MN = 8, MK = 4, BK = 16, PAD = 4, STAGES = 3, MIN_BLOCKS = 1;
   static constexpr int AR = 1, BR = 1, CR = 2;
   using areg = double;
   using breg = double;
@@ -187,13 +194,36 @@ struct mma_fp64 {
   __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + e; }
 };
 
+// One step of a warp: its AM x AN MMA atoms over BK values of k from shared memory, each atom
+// only if its bit in `keep` is set.
+template <class T, int AM, int AN, int LDS>
+__device__ __forceinline__ void warp_tile_product(typename T::acc (&acc)[AM][AN][T::CR],
+                                                  const typename T::storage* as,
+                                                  const typename T::storage* bs, int lane,
+                                                  unsigned keep) {
+#pragma unroll
+  for (int kk = 0; kk < T::BK; kk += T::MK) {
+    typename T::areg af[AM][T::AR];
+    typename T::breg bf[AN][T::BR];
+#pragma unroll
+    for (int i = 0; i < AM; ++i) T::load_a(af[i], as + i * T::MM * LDS + kk, LDS, lane);
+#pragma unroll
+    for (int j = 0; j < AN; ++j) T::load_b(bf[j], bs + j * T::MN * LDS + kk, LDS, lane);
+#pragma unroll
+    for (int i = 0; i < AM; ++i)
+#pragma unroll
+      for (int j = 0; j < AN; ++j)
+        if (keep & (1u << (i * AN + j))) T::mma(acc[i][j], af[i], bf[j]);
+  }
+}
+
 template <class T, int BM, int BN>
 __host__ __device__ constexpr std::size_t mma_pipeline_bytes() {
   return std::size_t(T::STAGES) * (BM + BN) * (T::BK + T::PAD) * sizeof(typename T::storage);
 }
 
 template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
-__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
+__global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, T::MIN_BLOCKS)
     mma_kernel(const kernel_params p, CT* __restrict__ c) {
   constexpr int THREADS = WARPS_M * WARPS_N * 32;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
@@ -278,22 +308,16 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
 #pragma unroll
         for (int j = 0; j < AN; ++j)
           keep |= ((mask >> (atom_row_sub[i] * sub_n + atom_col_sub[j])) & 1u) << (i * AN + j);
+      constexpr unsigned all = AM * AN == 32 ? 0xffffffffu : (1u << (AM * AN)) - 1u;
 
       const S* as = stages + (step % T::STAGES) * (A_STAGE + B_STAGE) + (wm * WM) * LDS;
       const S* bs = stages + (step % T::STAGES) * (A_STAGE + B_STAGE) + A_STAGE + (wn * WN) * LDS;
-#pragma unroll
-      for (int kk = 0; kk < T::BK; kk += T::MK) {
-        typename T::areg af[AM][T::AR];
-        typename T::breg bf[AN][T::BR];
-#pragma unroll
-        for (int i = 0; i < AM; ++i) T::load_a(af[i], as + i * T::MM * LDS + kk, LDS, lane);
-#pragma unroll
-        for (int j = 0; j < AN; ++j) T::load_b(bf[j], bs + j * T::MN * LDS + kk, LDS, lane);
-#pragma unroll
-        for (int i = 0; i < AM; ++i)
-#pragma unroll
-          for (int j = 0; j < AN; ++j)
-            if (keep & (1u << (i * AN + j))) T::mma(acc[i][j], af[i], bf[j]);
+      // Decay matrices keep whole warp blocks far more often than not: that case runs without
+      // a test per MMA, so the compiler can interleave loads and MMAs freely.
+      if (keep == all) {
+        warp_tile_product<T, AM, AN, LDS>(acc, as, bs, lane, all);
+      } else if (keep != 0) {
+        warp_tile_product<T, AM, AN, LDS>(acc, as, bs, lane, keep);
       }
     }
     cp_async_wait<0>();
@@ -320,6 +344,34 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
 // ---------------------------------------------------------------------------------------------
 // fp32 with plain FMA.
 constexpr int fma_bm = 128, fma_bn = 128, fma_bk = 8, fma_threads = 256, fma_ld = 128 + 4;
+
+// One step of k (fma_bk values) of a thread's 8 x 8 outputs, as four 4 x 4 quadrants; with
+// Masked, a quadrant whose output tile does not keep the current k is skipped.
+template <bool Masked>
+__device__ __forceinline__ void fma_step(float (&acc)[8][8], const float (*as)[fma_ld],
+                                         const float (*bs)[fma_ld], int tx, int ty,
+                                         const bool (&keep)[2][2]) {
+#pragma unroll
+  for (int k = 0; k < fma_bk; ++k) {
+    const float4 a0 = *reinterpret_cast<const float4*>(&as[k][ty * 4]);
+    const float4 a1 = *reinterpret_cast<const float4*>(&as[k][64 + ty * 4]);
+    const float4 b0 = *reinterpret_cast<const float4*>(&bs[k][tx * 4]);
+    const float4 b1 = *reinterpret_cast<const float4*>(&bs[k][64 + tx * 4]);
+    const float av[2][4] = {{a0.x, a0.y, a0.z, a0.w}, {a1.x, a1.y, a1.z, a1.w}};
+    const float bv[2][4] = {{b0.x, b0.y, b0.z, b0.w}, {b1.x, b1.y, b1.z, b1.w}};
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+#pragma unroll
+      for (int v = 0; v < 2; ++v)
+        if (!Masked || keep[u][v]) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              acc[u * 4 + i][v * 4 + j] = fmaf(av[u][i], bv[v][j], acc[u * 4 + i][v * 4 + j]);
+        }
+  }
+}
 
 template <class CT>
 __global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p, CT* __restrict__ c) {
@@ -388,25 +440,10 @@ __global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p,
       for (int u = 0; u < 2; ++u)
 #pragma unroll
         for (int v = 0; v < 2; ++v) keep[u][v] = (mask >> (qrow[u] * sub_n + qcol[v])) & 1u;
-#pragma unroll
-      for (int k = 0; k < fma_bk; ++k) {
-        const float4 a0 = *reinterpret_cast<const float4*>(&as[buf][k][ty * 4]);
-        const float4 a1 = *reinterpret_cast<const float4*>(&as[buf][k][64 + ty * 4]);
-        const float4 b0 = *reinterpret_cast<const float4*>(&bs[buf][k][tx * 4]);
-        const float4 b1 = *reinterpret_cast<const float4*>(&bs[buf][k][64 + tx * 4]);
-        const float av[2][4] = {{a0.x, a0.y, a0.z, a0.w}, {a1.x, a1.y, a1.z, a1.w}};
-        const float bv[2][4] = {{b0.x, b0.y, b0.z, b0.w}, {b1.x, b1.y, b1.z, b1.w}};
-#pragma unroll
-        for (int u = 0; u < 2; ++u)
-#pragma unroll
-          for (int v = 0; v < 2; ++v)
-            if (keep[u][v]) {
-#pragma unroll
-              for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                  acc[u * 4 + i][v * 4 + j] = fmaf(av[u][i], bv[v][j], acc[u * 4 + i][v * 4 + j]);
-            }
+      if (keep[0][0] && keep[0][1] && keep[1][0] && keep[1][1]) {
+        fma_step<false>(acc, as[buf], bs[buf], tx, ty, keep);
+      } else {
+        fma_step<true>(acc, as[buf], bs[buf], tx, ty, keep);
       }
       if (step + 1 < steps) stash(buf ^ 1, ra, rb);
       __syncthreads();
@@ -433,16 +470,23 @@ __global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p,
 // Launching.
 std::size_t list_bytes(int kt) { return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4; }
 
-int multiprocessors(const Kokkos::Cuda& exec) {
-  int count = 0;
-  cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, exec.cuda_device());
-  return count > 0 ? count : 1;
-}
-
-int shared_memory_limit(const Kokkos::Cuda& exec) {
-  int bytes = 0;
-  cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, exec.cuda_device());
-  return bytes;
+// Device attributes, read once per device: a launch costs microseconds, a query as much again.
+struct device_limits {
+  int multiprocessors = 1;
+  int shared_memory_optin = 48 * 1024;
+};
+const device_limits& limits_of(const Kokkos::Cuda& exec) {
+  static device_limits cache[64];
+  static bool known[64] = {};
+  const int device = exec.cuda_device();
+  if (device < 0 || device >= 64) throw runtime_error("nearsparse::spamm: CUDA device id out of range");
+  if (!known[device]) {
+    cudaDeviceGetAttribute(&cache[device].multiprocessors, cudaDevAttrMultiProcessorCount, device);
+    cudaDeviceGetAttribute(&cache[device].shared_memory_optin,
+                           cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    known[device] = true;
+  }
+  return cache[device];
 }
 
 kernel_params make_params(const multiply_problem& pr, double alpha, double beta, std::size_t s0,
@@ -474,16 +518,18 @@ kernel_params make_params(const multiply_problem& pr, double alpha, double beta,
   return p;
 }
 
+// Raises a kernel's dynamic shared-memory limit to what the device offers, once per kernel.
 template <class Kernel>
-void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes) {
-  const int limit = shared_memory_limit(exec);
+void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes, bool& raised) {
+  const int limit = limits_of(exec).shared_memory_optin;
   if (bytes > static_cast<std::size_t>(limit))
     throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
                                      " bytes of shared memory per block; the device offers ",
                                      limit));
-  if (bytes > 48 * 1024)
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(bytes));
+  if (bytes > 48 * 1024 && !raised) {
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
+    raised = true;
+  }
 }
 
 template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
@@ -492,7 +538,8 @@ void launch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, BM, BN);
   auto kernel = mma_kernel<T, BM, BN, WARPS_M, WARPS_N, CT>;
   const std::size_t bytes = mma_pipeline_bytes<T, BM, BN>() + list_bytes(p.kt);
-  set_shared_memory(exec, kernel, bytes);
+  static bool raised = false;
+  set_shared_memory(exec, kernel, bytes, raised);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("tensor-core kernel");
@@ -503,7 +550,7 @@ template <class T, class CT>
 void dispatch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
                   CT* c, std::size_t s0, std::size_t s1) {
   const long big = long((pr.geo.m + 127) / 128) * ((pr.geo.n + 127) / 128);
-  if (big >= multiprocessors(exec)) {
+  if (big >= limits_of(exec).multiprocessors) {
     launch_mma<T, 128, 128, 2, 4>(exec, pr, alpha, beta, c, s0, s1);
   } else {
     launch_mma<T, 64, 64, 2, 2>(exec, pr, alpha, beta, c, s0, s1);
@@ -516,7 +563,8 @@ void launch_fma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, fma_bm, fma_bn);
   auto kernel = fma_kernel<CT>;
   const std::size_t bytes = list_bytes(p.kt);
-  set_shared_memory(exec, kernel, bytes + 2 * 2 * fma_bk * fma_ld * sizeof(float));
+  static bool raised = false;
+  set_shared_memory(exec, kernel, bytes + 2 * 2 * fma_bk * fma_ld * sizeof(float), raised);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, fma_threads, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("FMA kernel");
