@@ -518,17 +518,23 @@ kernel_params make_params(const multiply_problem& pr, double alpha, double beta,
   return p;
 }
 
-// Raises a kernel's dynamic shared-memory limit to what the device offers, once per kernel.
+// Raises a kernel's dynamic shared-memory limit when a launch needs more than it was raised to
+// before (the attribute call costs about as much as a launch, so it is not repeated).
 template <class Kernel>
-void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes, bool& raised) {
+void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes,
+                       std::size_t& raised_to) {
   const int limit = limits_of(exec).shared_memory_optin;
   if (bytes > static_cast<std::size_t>(limit))
     throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
                                      " bytes of shared memory per block; the device offers ",
                                      limit));
-  if (bytes > 48 * 1024 && !raised) {
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit);
-    raised = true;
+  if (bytes > raised_to) {
+    const cudaError_t status = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (status != cudaSuccess)
+      throw runtime_error(detail::concat("nearsparse::spamm::multiply: cannot grant ", bytes,
+                                         " bytes of shared memory: ", cudaGetErrorString(status)));
+    raised_to = bytes;
   }
 }
 
@@ -538,8 +544,8 @@ void launch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, BM, BN);
   auto kernel = mma_kernel<T, BM, BN, WARPS_M, WARPS_N, CT>;
   const std::size_t bytes = mma_pipeline_bytes<T, BM, BN>() + list_bytes(p.kt);
-  static bool raised = false;
-  set_shared_memory(exec, kernel, bytes, raised);
+  static std::size_t raised_to = 0;
+  set_shared_memory(exec, kernel, bytes, raised_to);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("tensor-core kernel");
@@ -563,8 +569,8 @@ void launch_fma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, fma_bm, fma_bn);
   auto kernel = fma_kernel<CT>;
   const std::size_t bytes = list_bytes(p.kt);
-  static bool raised = false;
-  set_shared_memory(exec, kernel, bytes + 2 * 2 * fma_bk * fma_ld * sizeof(float), raised);
+  static std::size_t raised_to = 0;
+  set_shared_memory(exec, kernel, bytes, raised_to);  // the dynamic part: masks and list
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, fma_threads, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("FMA kernel");
