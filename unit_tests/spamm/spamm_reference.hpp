@@ -120,6 +120,20 @@ inline double input_error_bound(spamm_precision p, double alpha, const host_matr
   return 2.5 * u * frobenius_norm(bound);
 }
 
+/// Bound on ||C - C_rounded||_F from accumulating in float (double for fp64), where C_rounded is
+/// the product of the rounded inputs: a few units of roundoff times sqrt(k + 1), relative to
+/// |alpha| || |A| |B| ||_F, so cancellation between alpha A B and beta C cannot make it fail.
+inline double accumulation_error_bound(spamm_precision p, double alpha,
+                                       const host_matrix<double>& a,
+                                       const host_matrix<double>& b) {
+  host_matrix<double> abs_a = a, abs_b = b;
+  for (double& x : abs_a.data) x = std::abs(x);
+  for (double& x : abs_b.data) x = std::abs(x);
+  host_matrix<double> zero(a.rows, b.cols);
+  const auto bound = reference_gemm(std::abs(alpha), abs_a, abs_b, 0.0, zero);
+  return accumulation_tolerance(p, a.cols) * frobenius_norm(bound);
+}
+
 /// ||x - y||_F.
 inline double frobenius_distance(const host_matrix<double>& x, const host_matrix<double>& y) {
   double sum = 0;
