@@ -106,18 +106,23 @@ inline double accumulation_tolerance(spamm_precision p, std::size_t k) {
   return 8.0 * u * std::sqrt(double(k) + 1.0) + (p == spamm_precision::fp64 ? 1e-15 : 1e-7);
 }
 
+/// |alpha| || |A| |B| ||_F: the scale of rounding errors in alpha A B, whatever beta C cancels.
+inline double abs_product_norm(double alpha, const host_matrix<double>& a,
+                               const host_matrix<double>& b) {
+  host_matrix<double> abs_a = a, abs_b = b;
+  for (double& x : abs_a.data) x = std::abs(x);
+  for (double& x : abs_b.data) x = std::abs(x);
+  host_matrix<double> zero(a.rows, b.cols);
+  return frobenius_norm(reference_gemm(std::abs(alpha), abs_a, abs_b, 0.0, zero));
+}
+
 /// Bound on ||C - C_exact||_F from rounding the inputs: each product a_il b_lj is off by at
 /// most 2u |a_il| |b_lj| (plus u^2), so the error is at most 2.5 u |alpha| || |A| |B| ||_F,
 /// however much alpha A B and beta C cancel.
 inline double input_error_bound(spamm_precision p, double alpha, const host_matrix<double>& a,
                                 const host_matrix<double>& b) {
-  host_matrix<double> abs_a = a, abs_b = b;
-  for (double& x : abs_a.data) x = std::abs(x);
-  for (double& x : abs_b.data) x = std::abs(x);
-  host_matrix<double> zero(a.rows, b.cols);
-  const auto bound = reference_gemm(std::abs(alpha), abs_a, abs_b, 0.0, zero);
   const double u = p == spamm_precision::fp64 ? 0x1p-53 : unit_roundoff(test_precision(p));
-  return 2.5 * u * frobenius_norm(bound);
+  return 2.5 * u * abs_product_norm(alpha, a, b);
 }
 
 /// Bound on ||C - C_rounded||_F from accumulating in float (double for fp64), where C_rounded is
@@ -126,12 +131,7 @@ inline double input_error_bound(spamm_precision p, double alpha, const host_matr
 inline double accumulation_error_bound(spamm_precision p, double alpha,
                                        const host_matrix<double>& a,
                                        const host_matrix<double>& b) {
-  host_matrix<double> abs_a = a, abs_b = b;
-  for (double& x : abs_a.data) x = std::abs(x);
-  for (double& x : abs_b.data) x = std::abs(x);
-  host_matrix<double> zero(a.rows, b.cols);
-  const auto bound = reference_gemm(std::abs(alpha), abs_a, abs_b, 0.0, zero);
-  return accumulation_tolerance(p, a.cols) * frobenius_norm(bound);
+  return accumulation_tolerance(p, a.cols) * abs_product_norm(alpha, a, b);
 }
 
 /// ||x - y||_F.
