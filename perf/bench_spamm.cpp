@@ -17,8 +17,8 @@
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/spamm.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
 #include <benchmark/benchmark.h>
+#include <KokkosBlas3_gemm.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -35,7 +35,9 @@ using nearsparse::perf::pick;
 using nearsparse::perf::workload;
 
 enum class decay { algebraic, exponential };
-const char* name_of(decay d) { return d == decay::algebraic ? "algebraic" : "exponential"; }
+const char* name_of(decay d) {
+  return d == decay::algebraic ? "algebraic" : "exponential";
+}
 
 template <class Exec, class T>
 using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
@@ -144,11 +146,16 @@ namespace cublas = nearsparse::perf::cublas;
 
 cublas::precision vendor_precision(spamm_precision p) {
   switch (p) {
-    case spamm_precision::fp64: return cublas::precision::fp64;
-    case spamm_precision::fp32: return cublas::precision::fp32;
-    case spamm_precision::tf32: return cublas::precision::tf32;
-    case spamm_precision::fp16: return cublas::precision::fp16;
-    default: return cublas::precision::bf16;
+    case spamm_precision::fp64:
+      return cublas::precision::fp64;
+    case spamm_precision::fp32:
+      return cublas::precision::fp32;
+    case spamm_precision::tf32:
+      return cublas::precision::tf32;
+    case spamm_precision::fp16:
+      return cublas::precision::fp16;
+    default:
+      return cublas::precision::bf16;
   }
 }
 
@@ -187,8 +194,8 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   cublas::handle h(exec);
   const cublas::precision vp = vendor_precision(spec.precision);
   matrix<Kokkos::Cuda, std::uint16_t> a16;
-  const bool sixteen = spec.precision == spamm_precision::fp16 ||
-                       spec.precision == spamm_precision::bf16;
+  const bool sixteen =
+      spec.precision == spamm_precision::fp16 || spec.precision == spamm_precision::bf16;
   if (sixteen) a16 = to_16bit(exec, spec.precision, a);
   auto baseline = [&] {
     if (sixteen) {
@@ -200,9 +207,9 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   const double flops = 2.0 * n * n * double(n);
   const int bytes_in = nearsparse::detail::spamm::storage_bytes(spec.precision);
   nearsparse::perf::compare(
-      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, std::string("cuBLAS ") +
-                                                              nearsparse::to_string(spec.precision),
-      baseline, workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))});
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); },
+      std::string("cuBLAS ") + nearsparse::to_string(spec.precision), baseline,
+      workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))});
   spamm_counters(state, exec, plan, c, ex.c);
   nearsparse::spamm_options fixed = opt;
   fixed.target_valid_ratio = 0;
@@ -251,7 +258,8 @@ void bench_norms(benchmark::State& state, spamm_precision p) {
   opt.tile = 64;
   nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
   const auto pr = plan.problem();
-  d::norm_map<Kokkos::CudaSpace> ours("ours", pr.geo.mt, pr.geo.kt), base("base", pr.geo.mt, pr.geo.kt);
+  d::norm_map<Kokkos::CudaSpace> ours("ours", pr.geo.mt, pr.geo.kt),
+      base("base", pr.geo.mt, pr.geo.kt);
   nearsparse::perf::compare(
       state, exec, [&] { d::compute_norms(exec, p, pr.a, pr.geo, d::operand::a, ours); },
       "portable get-norm",
@@ -289,11 +297,13 @@ void register_host() {
       case_spec s{decay::algebraic, p, v, 64};
       const auto sizes = pick<std::vector<long>>({1024, 2048}, {200});
       if (p == spamm_precision::fp64) {
-        add(label("openmp", s), [s](benchmark::State& st) { bench_host<Exec, double, double>(st, s); },
-            sizes, 3);
+        add(
+            label("openmp", s),
+            [s](benchmark::State& st) { bench_host<Exec, double, double>(st, s); }, sizes, 3);
       } else {
-        add(label("openmp", s), [s](benchmark::State& st) { bench_host<Exec, float, float>(st, s); },
-            sizes, 3);
+        add(
+            label("openmp", s),
+            [s](benchmark::State& st) { bench_host<Exec, float, float>(st, s); }, sizes, 3);
       }
     }
   }
@@ -311,11 +321,13 @@ void register_cuda() {
         case_spec s{d, p, v, 64};
         const auto sz = d == decay::algebraic ? sizes : pick<std::vector<long>>({8192}, {300});
         if (p == spamm_precision::fp64) {
-          add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<double, double>(st, s); },
+          add(
+              label("cuda", s), [s](benchmark::State& st) { bench_cuda<double, double>(st, s); },
               sz, 5);
         } else {
-          add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); },
-              sz, 5);
+          add(
+              label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); }, sz,
+              5);
         }
       }
     }
@@ -324,7 +336,8 @@ void register_cuda() {
   for (int tile : {32, 128}) {
     for (auto p : {spamm_precision::fp16, spamm_precision::fp32}) {
       case_spec s{decay::algebraic, p, 0.1, tile};
-      add(label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); },
+      add(
+          label("cuda", s), [s](benchmark::State& st) { bench_cuda<float, float>(st, s); },
           pick<std::vector<long>>({8192}, {300}), 5);
     }
   }
@@ -332,15 +345,18 @@ void register_cuda() {
     case_spec s{decay::algebraic, p, 0.1, 64};
     const std::string name = "spamm_kernel/cuda/" + std::string(nearsparse::to_string(p));
     if (p == spamm_precision::fp64) {
-      add(name, [s](benchmark::State& st) { bench_cuda_vs_portable<double, double>(st, s); },
+      add(
+          name, [s](benchmark::State& st) { bench_cuda_vs_portable<double, double>(st, s); },
           pick<std::vector<long>>({2048}, {300}), 3);
     } else {
-      add(name, [s](benchmark::State& st) { bench_cuda_vs_portable<float, float>(st, s); },
+      add(
+          name, [s](benchmark::State& st) { bench_cuda_vs_portable<float, float>(st, s); },
           pick<std::vector<long>>({2048}, {300}), 3);
     }
   }
   for (auto p : {spamm_precision::fp16, spamm_precision::fp32, spamm_precision::fp64}) {
-    add(std::string("spamm_norms/cuda/") + nearsparse::to_string(p),
+    add(
+        std::string("spamm_norms/cuda/") + nearsparse::to_string(p),
         [p](benchmark::State& st) { bench_norms(st, p); }, pick<std::vector<long>>({8192}, {300}),
         10);
   }

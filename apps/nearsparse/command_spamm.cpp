@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,8 +64,8 @@ template <class Exec>
 int run_on(const Exec& exec, const spamm_settings& s) {
   using mem = typename Exec::memory_space;
   const long n = s.n;
-  std::cout << "spamm on " << Exec::name() << ": " << s.matrix << "-decay matrix, N = " << n
-            << ", " << to_string(s.precision) << ", tile " << s.tile << "\n";
+  std::cout << "spamm on " << Exec::name() << ": " << s.matrix << "-decay matrix, N = " << n << ", "
+            << to_string(s.precision) << ", tile " << s.tile << "\n";
   Kokkos::View<double**, Kokkos::LayoutRight, mem> a("A", n, n), exact("C_exact", n, n);
   if (s.matrix == "algebraic") {
     fill_algebraic_decay(exec, a);
@@ -73,8 +73,7 @@ int run_on(const Exec& exec, const spamm_settings& s) {
     fill_exponential_decay(exec, a, 1.0, 0.99);
   }
   std::cout << "  dense fp64 reference (Kokkos Kernels gemm) ..." << std::flush;
-  const double t_exact =
-      seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, exact); });
+  const double t_exact = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, exact); });
   std::printf(" %.3f ms\n", 1e3 * t_exact);
 
   // The baseline: the dense product in the precision's storage type.
@@ -141,8 +140,8 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   out << "target_valid_ratio,tau,valid_ratio,multiply_seconds,dense_seconds,speedup,"
          "relative_error\n";
   for (const auto& r : rows)
-    out << r.target << "," << r.tau << "," << r.valid_ratio << "," << r.t_multiply << ","
-        << t_dense << "," << r.speedup << "," << r.rel_error << "\n";
+    out << r.target << "," << r.tau << "," << r.valid_ratio << "," << r.t_multiply << "," << t_dense
+        << "," << r.speedup << "," << r.rel_error << "\n";
   if (!out) throw nearsparse::runtime_error("nearsparse spamm: cannot write '" + csv + "'");
   std::cout << "  wrote " << csv << "\n";
   const std::string svg = s.plot.empty() ? "spamm_sweep.svg" : s.plot;

@@ -37,7 +37,9 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -66,10 +68,10 @@ struct kernel_params {
   double tau;
   int m, n, kp, tile, shift;  // shift = log2(tile)
   int mt, nt, kt;
-  int blocks_m, blocks_n;     // thread-block tiles of C
+  int blocks_m, blocks_n;  // thread-block tiles of C
   int stride, groups_m, groups_n;
   double alpha, beta;
-  std::size_t s0, s1;         // strides of C
+  std::size_t s0, s1;  // strides of C
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -374,7 +376,8 @@ __device__ __forceinline__ void fma_step(float (&acc)[8][8], const float (*as)[f
 }
 
 template <class CT>
-__global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p, CT* __restrict__ c) {
+__global__ void __launch_bounds__(fma_threads)
+    fma_kernel(const kernel_params p, CT* __restrict__ c) {
   __shared__ __align__(16) float as[2][fma_bk][fma_ld];
   __shared__ __align__(16) float bs[2][fma_bk][fma_ld];
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -401,8 +404,8 @@ __global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p,
     const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
     if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
     const int i0 = ci * fma_bm, j0 = cj * fma_bn;
-    const int count = build_kept_list<fma_threads>(p, i0 >> p.shift, j0 >> p.shift, sub_m,
-                                                   sub_n, masks, list);
+    const int count =
+        build_kept_list<fma_threads>(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks, list);
     const int steps = count * steps_per_tile;
     float acc[8][8];
 #pragma unroll
@@ -468,7 +471,9 @@ __global__ void __launch_bounds__(fma_threads) fma_kernel(const kernel_params p,
 
 // ---------------------------------------------------------------------------------------------
 // Launching.
-std::size_t list_bytes(int kt) { return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4; }
+std::size_t list_bytes(int kt) {
+  return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4;
+}
 
 // Device attributes, read once per device: a launch costs microseconds, a query as much again.
 struct device_limits {
@@ -479,7 +484,8 @@ const device_limits& limits_of(const Kokkos::Cuda& exec) {
   static device_limits cache[64];
   static bool known[64] = {};
   const int device = exec.cuda_device();
-  if (device < 0 || device >= 64) throw runtime_error("nearsparse::spamm: CUDA device id out of range");
+  if (device < 0 || device >= 64)
+    throw runtime_error("nearsparse::spamm: CUDA device id out of range");
   if (!known[device]) {
     cudaDeviceGetAttribute(&cache[device].multiprocessors, cudaDevAttrMultiProcessorCount, device);
     cudaDeviceGetAttribute(&cache[device].shared_memory_optin,
@@ -581,11 +587,21 @@ void multiply_any(const Kokkos::Cuda& exec, const multiply_problem& pr, double a
                   CT* c, std::size_t s0, std::size_t s1) {
   if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
   switch (pr.precision) {
-    case spamm_precision::fp64: dispatch_mma<mma_fp64>(exec, pr, alpha, beta, c, s0, s1); break;
-    case spamm_precision::fp32: launch_fma(exec, pr, alpha, beta, c, s0, s1); break;
-    case spamm_precision::tf32: dispatch_mma<mma_tf32>(exec, pr, alpha, beta, c, s0, s1); break;
-    case spamm_precision::fp16: dispatch_mma<mma_fp16>(exec, pr, alpha, beta, c, s0, s1); break;
-    case spamm_precision::bf16: dispatch_mma<mma_bf16>(exec, pr, alpha, beta, c, s0, s1); break;
+    case spamm_precision::fp64:
+      dispatch_mma<mma_fp64>(exec, pr, alpha, beta, c, s0, s1);
+      break;
+    case spamm_precision::fp32:
+      launch_fma(exec, pr, alpha, beta, c, s0, s1);
+      break;
+    case spamm_precision::tf32:
+      dispatch_mma<mma_tf32>(exec, pr, alpha, beta, c, s0, s1);
+      break;
+    case spamm_precision::fp16:
+      dispatch_mma<mma_fp16>(exec, pr, alpha, beta, c, s0, s1);
+      break;
+    case spamm_precision::bf16:
+      dispatch_mma<mma_bf16>(exec, pr, alpha, beta, c, s0, s1);
+      break;
   }
 }
 

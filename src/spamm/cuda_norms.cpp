@@ -96,16 +96,17 @@ __global__ void __launch_bounds__(norm_threads) norms_kernel(norm_params p, spam
 // fp16 on the tensor cores. The paper multiplies by a matrix of ones (equations 3-4), which needs
 // the squares as fp16 operands: they would be rounded, and over- or underflow beyond 2^8 or below
 // 2^-12. Multiplying each 16 x 16 block X by its own transpose instead puts the
-// sums of squares of its rows on the diagonal of X X^T, with products exact in the fp32 accumulator; the trace of
-// the accumulated sum over all blocks of the tile is the squared norm.
+// sums of squares of its rows on the diagonal of X X^T, with products exact in the fp32
+// accumulator; the trace of the accumulated sum over all blocks of the tile is the squared norm.
 constexpr int tc_warps = 4;
 
 __global__ void __launch_bounds__(tc_warps * 32) tensor_core_norms_kernel(norm_params p) {
   using namespace nvcuda;
   const int tr = blockIdx.x / p.kt, tk = blockIdx.x % p.kt;
   const int ld = static_cast<int>(p.row_bytes / 2);
-  const __half* base = reinterpret_cast<const __half*>(
-      p.data + static_cast<std::size_t>(tr) * p.tile * p.row_bytes + std::size_t(tk) * p.tile_bytes);
+  const __half* base =
+      reinterpret_cast<const __half*>(p.data + static_cast<std::size_t>(tr) * p.tile * p.row_bytes +
+                                      std::size_t(tk) * p.tile_bytes);
   const int per_side = p.tile / 16, blocks = per_side * per_side;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;

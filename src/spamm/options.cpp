@@ -12,11 +12,16 @@ namespace nearsparse {
 
 const char* to_string(spamm_precision precision) {
   switch (precision) {
-    case spamm_precision::fp64: return "fp64";
-    case spamm_precision::fp32: return "fp32";
-    case spamm_precision::tf32: return "tf32";
-    case spamm_precision::fp16: return "fp16";
-    case spamm_precision::bf16: return "bf16";
+    case spamm_precision::fp64:
+      return "fp64";
+    case spamm_precision::fp32:
+      return "fp32";
+    case spamm_precision::tf32:
+      return "tf32";
+    case spamm_precision::fp16:
+      return "fp16";
+    case spamm_precision::bf16:
+      return "bf16";
   }
   return "unknown";
 }

@@ -24,8 +24,9 @@ inline double round_binary(double x, int mantissa, int min_exp, double max, bool
   const double ulp = std::ldexp(1.0, lead - mantissa);
   const double q = x / ulp;
   const double r = (ties_away ? std::round(q) : std::nearbyint(q)) * ulp;
-  if (std::abs(r) > max) return x > 0 ? std::numeric_limits<double>::infinity()
-                                      : -std::numeric_limits<double>::infinity();
+  if (std::abs(r) > max)
+    return x > 0 ? std::numeric_limits<double>::infinity()
+                 : -std::numeric_limits<double>::infinity();
   return r;
 }
 
@@ -35,10 +36,14 @@ inline double round_input(double x, spamm_precision p) {
   if (p == spamm_precision::fp64) return x;
   const double f = static_cast<float>(x);
   switch (p) {
-    case spamm_precision::tf32: return round_binary(f, 10, -126, 3.4e38, true);
-    case spamm_precision::fp16: return round_binary(f, 10, -14, 65504.0, false);
-    case spamm_precision::bf16: return round_binary(f, 7, -126, 3.4e38, false);
-    default: return f;
+    case spamm_precision::tf32:
+      return round_binary(f, 10, -126, 3.4e38, true);
+    case spamm_precision::fp16:
+      return round_binary(f, 10, -14, 65504.0, false);
+    case spamm_precision::bf16:
+      return round_binary(f, 7, -126, 3.4e38, false);
+    default:
+      return f;
   }
 }
 
@@ -65,8 +70,7 @@ inline std::vector<char> kept_set(const host_matrix<double>& an, const host_matr
   std::vector<char> kept(mt * nt * kt);
   for (std::size_t i = 0; i < mt; ++i)
     for (std::size_t j = 0; j < nt; ++j)
-      for (std::size_t k = 0; k < kt; ++k)
-        kept[(i * nt + j) * kt + k] = an(i, k) * bn(k, j) >= tau;
+      for (std::size_t k = 0; k < kt; ++k) kept[(i * nt + j) * kt + k] = an(i, k) * bn(k, j) >= tau;
   return kept;
 }
 
@@ -90,11 +94,16 @@ inline host_matrix<double> kept_product(double alpha, const host_matrix<double>&
 
 inline precision test_precision(spamm_precision p) {
   switch (p) {
-    case spamm_precision::fp64: return precision::fp64;
-    case spamm_precision::fp32: return precision::fp32;
-    case spamm_precision::tf32: return precision::tf32;
-    case spamm_precision::fp16: return precision::fp16;
-    default: return precision::bf16;
+    case spamm_precision::fp64:
+      return precision::fp64;
+    case spamm_precision::fp32:
+      return precision::fp32;
+    case spamm_precision::tf32:
+      return precision::tf32;
+    case spamm_precision::fp16:
+      return precision::fp16;
+    default:
+      return precision::bf16;
   }
 }
 
@@ -129,8 +138,7 @@ inline double input_error_bound(spamm_precision p, double alpha, const host_matr
 /// the product of the rounded inputs: a few units of roundoff times sqrt(k + 1), relative to
 /// |alpha| || |A| |B| ||_F, so cancellation between alpha A B and beta C cannot make it fail.
 inline double accumulation_error_bound(spamm_precision p, double alpha,
-                                       const host_matrix<double>& a,
-                                       const host_matrix<double>& b) {
+                                       const host_matrix<double>& a, const host_matrix<double>& b) {
   return accumulation_tolerance(p, a.cols) * abs_product_norm(alpha, a, b);
 }
 

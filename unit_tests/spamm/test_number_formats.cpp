@@ -19,11 +19,12 @@ namespace {
 // Values that exercise every branch: zeros, ties in each format, subnormal halves, the overflow
 // threshold of fp16, powers of two, and random values over many binades.
 std::vector<float> probe_values(std::uint64_t seed) {
-  std::vector<float> v = {0.0f,          -0.0f,        1.0f,          -1.0f,      65504.0f,
-                          65519.99f,     65520.0f,     -70000.0f,     6.1035156e-5f, 5.9604645e-8f,
-                          2.9802322e-8f, 2.98023259e-8f, 4.4703484e-8f, 1e-30f,     3.0e38f,
-                          1.0009766f,    1.00048828f,  1.00146484f,   1.00390625f, 1.01171875f,
-                          0.333333f,     1e-6f,        -2.5e-7f,      1e4f,       123.456f};
+  std::vector<float> v = {
+      0.0f,          -0.0f,          1.0f,          -1.0f,         65504.0f,
+      65519.99f,     65520.0f,       -70000.0f,     6.1035156e-5f, 5.9604645e-8f,
+      2.9802322e-8f, 2.98023259e-8f, 4.4703484e-8f, 1e-30f,        3.0e38f,
+      1.0009766f,    1.00048828f,    1.00146484f,   1.00390625f,   1.01171875f,
+      0.333333f,     1e-6f,          -2.5e-7f,      1e4f,          123.456f};
   for (std::uint64_t i = 0; i < 20000; ++i) {
     const double u = nearsparse::detail::uniform01(seed, i, 0);
     const double s = nearsparse::detail::uniform01(seed, i, 1);
@@ -45,7 +46,8 @@ TEST_CASE("fp16, bf16 and tf32 rounding match a scaling reference", "[spamm][for
     const double tf32 = ns::round_to_tf32(x);
     if (half != round_input(x, spamm_precision::fp16)) {
       ++bad_half;
-      UNSCOPED_INFO("fp16 of " << x << ": " << half << " vs " << round_input(x, spamm_precision::fp16));
+      UNSCOPED_INFO("fp16 of " << x << ": " << half << " vs "
+                               << round_input(x, spamm_precision::fp16));
     }
     if (bf16 != round_input(x, spamm_precision::bf16)) ++bad_bf16;
     if (tf32 != round_input(x, spamm_precision::tf32)) ++bad_tf32;

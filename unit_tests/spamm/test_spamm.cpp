@@ -22,9 +22,9 @@ namespace ref = nearsparse::test::spamm;
 
 namespace {
 
-const std::vector<spamm_precision> all_precisions = {
-    spamm_precision::fp64, spamm_precision::fp32, spamm_precision::tf32, spamm_precision::fp16,
-    spamm_precision::bf16};
+const std::vector<spamm_precision> all_precisions = {spamm_precision::fp64, spamm_precision::fp32,
+                                                     spamm_precision::tf32, spamm_precision::fp16,
+                                                     spamm_precision::bf16};
 
 template <class Exec, class T = double>
 using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
@@ -54,18 +54,18 @@ std::vector<int> to_host_ints(const Kokkos::View<int*, typename Exec::memory_spa
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every precision",
-                        "[spamm]", nearsparse::enabled_execution_spaces) {
+TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every precision", "[spamm]",
+                        nearsparse::enabled_execution_spaces) {
   using exec_space = TestType;
   const exec_space exec;
   struct shape {
     std::size_t m, k, n;
   };
-  const shape s = GENERATE(shape{1, 1, 1}, shape{77, 131, 45}, shape{200, 37, 161},
-                           shape{129, 258, 130});
+  const shape s =
+      GENERATE(shape{1, 1, 1}, shape{77, 131, 45}, shape{200, 37, 161}, shape{129, 258, 130});
   const int tile = GENERATE(32, 64, 128);
-  const auto kernel = GENERATE(nearsparse::spamm_kernel::automatic,
-                               nearsparse::spamm_kernel::portable);
+  const auto kernel =
+      GENERATE(nearsparse::spamm_kernel::automatic, nearsparse::spamm_kernel::portable);
   const std::uint64_t seed = nearsparse::test::fresh_seed();
   matrix<exec_space> a("A", s.m, s.k), b("B", s.k, s.n);
   nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
@@ -87,8 +87,8 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
     CHECK(summary.valid_ratio == 1.0);
     const auto got = nearsparse::test::to_host(c);
     const auto exact = nearsparse::test::reference_gemm(alpha, ha, hb, beta, hc);
-    const auto of_rounded = nearsparse::test::reference_gemm(
-        alpha, ref::rounded(ha, precision), ref::rounded(hb, precision), beta, hc);
+    const auto of_rounded = nearsparse::test::reference_gemm(alpha, ref::rounded(ha, precision),
+                                                             ref::rounded(hb, precision), beta, hc);
     const auto ha_r = ref::rounded(ha, precision), hb_r = ref::rounded(hb, precision);
     const double acc_error = ref::frobenius_distance(got, of_rounded);
     const double acc_bound = ref::accumulation_error_bound(precision, alpha, ha_r, hb_r) +
@@ -97,9 +97,9 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
     CHECK(acc_error <= acc_bound);
     // Against the product of the unrounded inputs the input rounding dominates.
     const double error = ref::frobenius_distance(got, exact);
-    const double bound = ref::input_error_bound(precision, alpha, ha, hb) +
-                         ref::accumulation_tolerance(precision, s.k) *
-                             nearsparse::test::frobenius_norm(exact);
+    const double bound =
+        ref::input_error_bound(precision, alpha, ha, hb) +
+        ref::accumulation_tolerance(precision, s.k) * nearsparse::test::frobenius_norm(exact);
     INFO("error against the unrounded product " << error << ", bound " << bound);
     CHECK(error <= bound);
   }
@@ -110,9 +110,9 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
   using exec_space = TestType;
   const exec_space exec;
   const int tile = GENERATE(32, 64, 128);
-  const auto precision = GENERATE(spamm_precision::fp64, spamm_precision::fp32,
-                                  spamm_precision::tf32, spamm_precision::fp16,
-                                  spamm_precision::bf16);
+  const auto precision =
+      GENERATE(spamm_precision::fp64, spamm_precision::fp32, spamm_precision::tf32,
+               spamm_precision::fp16, spamm_precision::bf16);
   const int stride = GENERATE(1, 3);
   const std::size_t m = 301, k = 419, n = 263;  // no extent a multiple of any tile
   const std::uint64_t seed = nearsparse::test::fresh_seed();
@@ -229,8 +229,8 @@ TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][sear
   CHECK(plan.valid_ratio() <= found.valid_ratio);
 }
 
-TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan",
-                        "[spamm][plan]", nearsparse::enabled_execution_spaces) {
+TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan", "[spamm][plan]",
+                        nearsparse::enabled_execution_spaces) {
   using exec_space = TestType;
   const exec_space exec;
   const std::size_t n = 150;

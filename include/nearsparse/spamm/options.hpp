@@ -36,9 +36,9 @@ enum class spamm_kernel { automatic, portable };
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
 /// the upper end gives a ratio at or below the target, then bisected.
 struct spamm_search_options {
-  int max_iterations = 60;    ///< bisection steps after the interval is found
-  int max_widenings = 1000;   ///< most times the upper end is widened
-  double tolerance = 0.002;   ///< stop when |achieved - target| <= tolerance (absolute)
+  int max_iterations = 60;   ///< bisection steps after the interval is found
+  int max_widenings = 1000;  ///< most times the upper end is widened
+  double tolerance = 0.002;  ///< stop when |achieved - target| <= tolerance (absolute)
 };
 
 struct spamm_options {
@@ -62,10 +62,10 @@ struct spamm_options {
 /// What a tau search found.
 struct spamm_search_result {
   double tau = 0.0;
-  double valid_ratio = 0.0;   ///< achieved at tau
+  double valid_ratio = 0.0;  ///< achieved at tau
   double target = 0.0;
-  int iterations = 0;         ///< count evaluations, widening included
-  bool converged = false;     ///< |valid_ratio - target| <= tolerance
+  int iterations = 0;      ///< count evaluations, widening included
+  bool converged = false;  ///< |valid_ratio - target| <= tolerance
 };
 
 /// Frobenius norms for judging an approximate product: ||C_exact - C||_F and ||C_exact||_F.

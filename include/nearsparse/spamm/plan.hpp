@@ -81,16 +81,16 @@ class spamm_plan {
     geo_ = detail::spamm::geometry(static_cast<int>(a.extent(0)), static_cast<int>(b.extent(1)),
                                    static_cast<int>(a.extent(1)), options.tile);
     const int bytes = detail::spamm::storage_bytes(options.precision);
-    a_pack_ = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
-                                            "nearsparse::spamm::packed_A"),
-                         words(std::size_t(geo_.mp) * geo_.kp * bytes));
-    b_pack_ = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
-                                            "nearsparse::spamm::packed_Bt"),
-                         words(std::size_t(geo_.np) * geo_.kp * bytes));
-    a_norms_ = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap"), geo_.mt,
-                             geo_.kt);
-    b_norms_ = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap"), geo_.kt,
-                             geo_.nt);
+    a_pack_ = raw_buffer(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::spamm::packed_A"),
+        words(std::size_t(geo_.mp) * geo_.kp * bytes));
+    b_pack_ = raw_buffer(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::spamm::packed_Bt"),
+        words(std::size_t(geo_.np) * geo_.kp * bytes));
+    a_norms_ =
+        norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap"), geo_.mt, geo_.kt);
+    b_norms_ =
+        norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap"), geo_.kt, geo_.nt);
     work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), geo_.mt, geo_.nt);
     prepare(exec, a, detail::spamm::operand::a, "A");
     prepare(exec, b, detail::spamm::operand::b, "B");
@@ -162,8 +162,8 @@ class spamm_plan {
       r_hi = ratio_at(hi);
       consider(hi, r_hi);
     }
-    for (int it = 0; it < search.max_iterations &&
-                     std::abs(best_ratio - target) > search.tolerance && hi > lo;
+    for (int it = 0;
+         it < search.max_iterations && std::abs(best_ratio - target) > search.tolerance && hi > lo;
          ++it) {
       const double mid = 0.5 * (lo + hi);
       if (mid <= lo || mid >= hi) break;  // the interval cannot shrink further
@@ -273,8 +273,8 @@ class spamm_plan {
     });
     if (bad != 0)
       detail::throw_invalid_argument("nearsparse::spamm", name,
-                                     detail::concat("(", detail::extents_string(x), ") holds ",
-                                                    bad, " non-finite value(s) (NaN or Inf)"));
+                                     detail::concat("(", detail::extents_string(x), ") holds ", bad,
+                                                    " non-finite value(s) (NaN or Inf)"));
     if (options_.kernel == spamm_kernel::portable) {
       detail::spamm::compute_norms_portable(exec, options_.precision, dst, geo_, which,
                                             is_a ? a_norms_ : b_norms_);

@@ -37,12 +37,12 @@ struct geometry {
 struct multiply_problem {
   spamm_precision precision = spamm_precision::fp32;
   geometry geo;
-  const void* a = nullptr;         ///< packed A, mp x kp
-  const void* b = nullptr;         ///< packed B^T, np x kp
-  const double* a_norms = nullptr; ///< mt x kt, row-major
-  const double* b_norms = nullptr; ///< kt x nt, row-major
+  const void* a = nullptr;          ///< packed A, mp x kp
+  const void* b = nullptr;          ///< packed B^T, np x kp
+  const double* a_norms = nullptr;  ///< mt x kt, row-major
+  const double* b_norms = nullptr;  ///< kt x nt, row-major
   double tau = 0.0;
-  int stride = 1;                  ///< load-balance stride s
+  int stride = 1;  ///< load-balance stride s
 };
 
 }  // namespace nearsparse::detail::spamm

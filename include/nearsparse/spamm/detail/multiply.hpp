@@ -3,7 +3,8 @@
 // group of output tiles (s x s tiles at equal strides, the load balance of section 3.5.1). The
 // team lists the kept k of its tile in scratch (the bitmap compacted into map_offset of
 // Algorithm 2); each thread then forms its elements of C = alpha * sum + beta * C over the kept
-// tile products, one partial sum per tile of k. The CUDA kernels overload `multiply` on Kokkos::Cuda.
+// tile products, one partial sum per tile of k. The CUDA kernels overload `multiply` on
+// Kokkos::Cuda.
 
 #include <nearsparse/spamm/detail/geometry.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
@@ -94,8 +95,8 @@ void multiply_portable(const ExecSpace& exec, const multiply_problem& p,
 /// The multiplication on any backend; Kokkos::Cuda has an overload of its own.
 template <class ExecSpace, class CView>
 void multiply(const ExecSpace& exec, const multiply_problem& p,
-              typename CView::non_const_value_type alpha,
-              typename CView::non_const_value_type beta, const CView& c) {
+              typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
+              const CView& c) {
   multiply_portable(exec, p, alpha, beta, c);
 }
 
@@ -110,8 +111,8 @@ void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double a
 /// for fp32.
 template <class CView>
 void multiply(const Kokkos::Cuda& exec, const multiply_problem& p,
-              typename CView::non_const_value_type alpha,
-              typename CView::non_const_value_type beta, const CView& c) {
+              typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
+              const CView& c) {
   cuda_multiply(exec, p, static_cast<double>(alpha), static_cast<double>(beta), c.data(),
                 c.stride(0), c.stride(1));
 }

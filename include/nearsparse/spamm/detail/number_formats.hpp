@@ -29,10 +29,11 @@ KOKKOS_INLINE_FUNCTION std::uint16_t float_to_half_bits(float x) {
   const std::uint32_t u = bits_of(x);
   const std::uint32_t sign = (u >> 16) & 0x8000u;
   const std::uint32_t a = u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (a > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (a >= 0x7F800000u)
+    return static_cast<std::uint16_t>(sign | (a > 0x7F800000u ? 0x7E00u : 0x7C00u));
   if (a >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // >= 65520
-  if (a < 0x38800000u) {                                                   // below 2^-14
-    if (a < 0x33000000u) return static_cast<std::uint16_t>(sign);          // <= 2^-25 ties to 0
+  if (a < 0x38800000u) {                                                    // below 2^-14
+    if (a < 0x33000000u) return static_cast<std::uint16_t>(sign);           // <= 2^-25 ties to 0
     const std::uint32_t e = a >> 23;
     const std::uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
     const std::uint32_t shift = 126u - e;  // 14 ... 24: value / 2^-24 = m >> shift
@@ -129,10 +130,13 @@ struct format<spamm_precision::bf16> {
 /// Bytes of one packed element.
 inline int storage_bytes(spamm_precision p) {
   switch (p) {
-    case spamm_precision::fp64: return 8;
+    case spamm_precision::fp64:
+      return 8;
     case spamm_precision::fp32:
-    case spamm_precision::tf32: return 4;
-    default: return 2;
+    case spamm_precision::tf32:
+      return 4;
+    default:
+      return 2;
   }
 }
 
@@ -140,11 +144,16 @@ inline int storage_bytes(spamm_precision p) {
 template <class F>
 decltype(auto) with_format(spamm_precision p, F&& f) {
   switch (p) {
-    case spamm_precision::fp64: return f(format<spamm_precision::fp64>{});
-    case spamm_precision::fp32: return f(format<spamm_precision::fp32>{});
-    case spamm_precision::tf32: return f(format<spamm_precision::tf32>{});
-    case spamm_precision::fp16: return f(format<spamm_precision::fp16>{});
-    default: return f(format<spamm_precision::bf16>{});
+    case spamm_precision::fp64:
+      return f(format<spamm_precision::fp64>{});
+    case spamm_precision::fp32:
+      return f(format<spamm_precision::fp32>{});
+    case spamm_precision::tf32:
+      return f(format<spamm_precision::tf32>{});
+    case spamm_precision::fp16:
+      return f(format<spamm_precision::fp16>{});
+    default:
+      return f(format<spamm_precision::bf16>{});
   }
 }
 
