@@ -11,3 +11,4 @@
 #include <nearsparse/core/tile_grid.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/spamm.hpp>
+#include <nearsparse/diagonal.hpp>

@@ -1,0 +1,119 @@
+#pragma once
+// Banded products in CDM storage: C = alpha op(A) op(B) + beta C for square n x n matrices.
+//
+// Compact diagonal k of C gathers A_a * B_b over all stored a, b with (a + b) mod n = k, so C's
+// compact diagonals are known before any arithmetic and C is allocated once. A plan keeps them.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal/cdm_matrix.hpp>
+#include <nearsparse/diagonal/detail/cdm_product_kernel.hpp>
+#include <nearsparse/diagonal/hm_product.hpp>
+#include <nearsparse/diagonal/operation.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <vector>
+
+namespace nearsparse::diagonal {
+
+/// The symbolic CDM product of op(A) op(B): C's compact diagonals.
+template <class Scalar, class MemorySpace>
+class cdm_product_plan {
+ public:
+  using matrix = cdm_matrix<Scalar, MemorySpace>;
+
+  template <class ExecSpace>
+  cdm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a = op::none,
+                   op op_b = op::none)
+      : op_a_(op_a), op_b_(op_b), n_(a.size()), a_indices_(a.host_indices()),
+        b_indices_(b.host_indices()) {
+    static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                  "cdm_product_plan: the execution space cannot reach the matrices' memory");
+    if (b.size() != n_)
+      nearsparse::detail::throw_invalid_argument(
+          "cdm_product_plan", "A/B",
+          nearsparse::detail::concat("do not conform: A is ", n_, " x ", n_, ", B is ", b.size(),
+                                     " x ", b.size()));
+    const auto logical = [this](int k, op o) { return o == op::none ? k : (n_ - k) % n_; };
+    std::vector<int> a_logical;
+    for (const int k : a_indices_) a_logical.push_back(logical(k, op_a));
+    std::vector<bool> used(std::size_t(n_), false);
+    for (const int la : a_logical)
+      for (const int k : b_indices_) used[std::size_t((la + logical(k, op_b)) % n_)] = true;
+    for (int k = 0; k < n_; ++k)
+      if (used[std::size_t(k)]) c_indices_.push_back(k);
+    multiply_adds_ = double(a_indices_.size()) * double(b_indices_.size()) * n_;
+    a_logical_ = detail::to_device<int, MemorySpace>(exec, a_logical, "nearsparse::cdm_plan.a");
+  }
+
+  int size() const { return n_; }
+  op op_a() const { return op_a_; }
+  op op_b() const { return op_b_; }
+  /// C's compact diagonals, ascending.
+  const std::vector<int>& c_indices() const { return c_indices_; }
+  /// Floating-point operations of one product (2 per multiply-add, padding zeros included).
+  double flops() const { return 2 * multiply_adds_; }
+
+  /// A zero C with the product's structure.
+  template <class ExecSpace>
+  matrix make_c(const ExecSpace& exec) const {
+    return matrix(exec, n_, c_indices_, "nearsparse::cdm_product.C");
+  }
+
+  Kokkos::View<int*, MemorySpace> a_logical() const { return a_logical_; }
+
+  /// Throws nearsparse::invalid_argument unless A, B and C have the structure this plan is for.
+  void check(const char* function, const matrix& a, const matrix& b, const matrix& c) const {
+    check_one(function, "A", a, a_indices_);
+    check_one(function, "B", b, b_indices_);
+    check_one(function, "C", c, c_indices_);
+  }
+
+ private:
+  void check_one(const char* function, const char* name, const matrix& m,
+                 const std::vector<int>& indices) const {
+    if (m.size() != n_ || m.host_indices() != indices)
+      nearsparse::detail::throw_invalid_argument(
+          function, name,
+          nearsparse::detail::concat("(", m.size(), " x ", m.size(), ", ", m.diagonal_count(),
+                                     " compact diagonals) does not have the structure the plan "
+                                     "was made for (",
+                                     n_, " x ", n_, ", ", indices.size(), " compact diagonals)"));
+  }
+
+  op op_a_, op_b_;
+  int n_;
+  std::vector<int> a_indices_, b_indices_, c_indices_;
+  double multiply_adds_ = 0;
+  Kokkos::View<int*, MemorySpace> a_logical_;
+};
+
+/// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
+template <class ExecSpace, class Scalar, class Mem>
+void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan, double alpha,
+              const cdm_matrix<Scalar, Mem>& a, const cdm_matrix<Scalar, Mem>& b, double beta,
+              const cdm_matrix<Scalar, Mem>& c) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "multiply: the first argument must be an execution space instance");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "multiply: the execution space cannot reach the matrices' memory");
+  detail::require_finite_scalar("multiply", "alpha", alpha);
+  detail::require_finite_scalar("multiply", "beta", beta);
+  plan.check("multiply", a, b, c);
+  detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
+                              plan.op_a() == op::transpose, b.values(), b.lookup(),
+                              plan.op_b() == op::transpose, Scalar(beta), c.values(), c.indices());
+}
+
+/// C = op(A) op(B), allocated with the compact diagonals the symbolic phase finds.
+template <class ExecSpace, class Scalar, class Mem>
+cdm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const cdm_matrix<Scalar, Mem>& a,
+                                 const cdm_matrix<Scalar, Mem>& b, op op_a = op::none,
+                                 op op_b = op::none) {
+  const cdm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
+  auto c = plan.make_c(exec);
+  multiply(exec, plan, 1.0, a, b, 0.0, c);
+  return c;
+}
+
+}  // namespace nearsparse::diagonal

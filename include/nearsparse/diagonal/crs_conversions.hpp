@@ -1,0 +1,132 @@
+#pragma once
+// HM <-> CSR conversions, with Kokkos Kernels' KokkosSparse::CrsMatrix as the CSR type.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal/detail/from_entries.hpp>
+#include <nearsparse/diagonal/hm_matrix.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace nearsparse::diagonal {
+
+/// The CSR type the conversions produce: int row offsets and column indices, on ExecSpace in
+/// MemorySpace (the types cuSPARSE and Kokkos Kernels' spgemm take).
+template <class Scalar, class ExecSpace, class MemorySpace = typename ExecSpace::memory_space>
+using crs_matrix =
+    KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<ExecSpace, MemorySpace>, void, int>;
+
+/// CSR form of an HM matrix (explicit zeros kept), columns ascending within each row. Throws
+/// nearsparse::invalid_argument if it holds more entries than int offsets can count.
+template <class ExecSpace, class Scalar, class Mem>
+crs_matrix<Scalar, ExecSpace, Mem> to_crs(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "to_crs: the execution space cannot reach the matrix's memory");
+  if (m.stored_count() > std::numeric_limits<int>::max())
+    nearsparse::detail::throw_invalid_argument(
+        "to_crs", "m",
+        nearsparse::detail::concat("(", m.rows(), " x ", m.cols(), ") stores ", m.stored_count(),
+                                   " entries, more than int row offsets can count"));
+  using crs = crs_matrix<Scalar, ExecSpace, Mem>;
+  const int rows = m.rows(), cols = m.cols(), diagonals = m.diagonal_count();
+  typename crs::row_map_type::non_const_type row_map(
+      Kokkos::view_alloc(exec, "nearsparse::crs.row_map"), std::size_t(rows) + 1);
+  const auto offsets = m.offsets();
+  const auto starts = m.starts();
+  const auto values = m.values();
+  // Row i holds one entry of every stored diagonal d with 0 <= i + d < cols.
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::crs_row_counts", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows),
+      KOKKOS_LAMBDA(const int i) {
+        int n = 0;
+        for (int t = 0; t < diagonals; ++t) {
+          const int j = i + offsets(t);
+          n += (j >= 0 && j < cols) ? 1 : 0;
+        }
+        row_map(i + 1) = n;
+      });
+  Kokkos::parallel_scan(
+      "nearsparse::diagonal::crs_row_offsets", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows + 1),
+      KOKKOS_LAMBDA(const int i, int& sum, const bool final) {
+        sum += row_map(i);
+        if (final) row_map(i) = sum;
+      });
+  const auto count = std::size_t(m.stored_count());
+  typename crs::index_type::non_const_type entries(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::crs.entries"), count);
+  typename crs::values_type::non_const_type crs_values(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::crs.values"), count);
+  // Offsets ascend, so each row's columns come out sorted.
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::crs_fill", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows),
+      KOKKOS_LAMBDA(const int i) {
+        int at = row_map(i);
+        for (int t = 0; t < diagonals; ++t) {
+          const int j = i + offsets(t);
+          if (j < 0 || j >= cols) continue;
+          entries(at) = j;
+          crs_values(at) = values(starts(t) + (i < j ? i : j));
+          ++at;
+        }
+      });
+  exec.fence();
+  return crs("nearsparse::crs", rows, cols, int(count), crs_values, row_map, entries);
+}
+
+/// HM matrix from any KokkosSparse::CrsMatrix. Throws nearsparse::invalid_argument for an
+/// invalid matrix (row offsets that do not start at 0, decrease, or end past the entries; a
+/// column outside the matrix; a column repeated within a row) or NaN/Inf values.
+template <class ExecSpace, class CrsType>
+auto hm_from_crs(const ExecSpace& exec, const CrsType& a) {
+  using scalar = typename CrsType::non_const_value_type;
+  using mem = typename CrsType::memory_space;
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, mem>::accessible,
+                "hm_from_crs: the execution space cannot reach the matrix's memory");
+  const int rows = int(a.numRows()), cols = int(a.numCols());
+  const auto row_map = a.graph.row_map;
+  const auto entries = a.graph.entries;
+  const std::int64_t count = std::int64_t(entries.extent(0));
+  if (rows > 0 && std::int64_t(row_map.extent(0)) != std::int64_t(rows) + 1)
+    nearsparse::detail::throw_invalid_argument(
+        "hm_from_crs", "A.graph.row_map",
+        nearsparse::detail::concat("has ", row_map.extent(0), " entries for ", rows,
+                                   " rows (needs rows + 1)"));
+  if (std::int64_t(a.values.extent(0)) != count)
+    nearsparse::detail::throw_invalid_argument(
+        "hm_from_crs", "A.values",
+        nearsparse::detail::concat("has ", a.values.extent(0), " entries, the column list ", count));
+  if (rows == 0 && count != 0)
+    nearsparse::detail::throw_invalid_argument(
+        "hm_from_crs", "A.graph.entries",
+        nearsparse::detail::concat("has ", count, " entries for a matrix with no rows"));
+  // Row offsets: start at 0, never decrease, end at the entry count.
+  int bad_rows = 0;
+  Kokkos::parallel_reduce(
+      "nearsparse::diagonal::check_row_map", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows),
+      KOKKOS_LAMBDA(const int i, int& bad) {
+        const auto lo = std::int64_t(row_map(i)), hi = std::int64_t(row_map(i + 1));
+        if ((i == 0 && lo != 0) || hi < lo || (i == rows - 1 && hi != count)) ++bad;
+      },
+      bad_rows);
+  if (bad_rows > 0)
+    nearsparse::detail::throw_invalid_argument(
+        "hm_from_crs", "A.graph.row_map",
+        nearsparse::detail::concat("is not valid for ", rows, " rows and ", count,
+                                   " entries: it must start at 0, never decrease and end at ",
+                                   count, " (", bad_rows, " row(s) break this)"));
+  Kokkos::View<int*, mem> row_of_entry(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::diagonal::entry_rows"),
+      std::size_t(count));
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::expand_row_map", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows),
+      KOKKOS_LAMBDA(const int i) {
+        for (auto e = row_map(i); e < row_map(i + 1); ++e) row_of_entry(e) = i;
+      });
+  return detail::hm_from_entries<scalar, mem>(exec, "hm_from_crs", rows, cols, row_of_entry,
+                                              entries, a.values, detail::duplicates::reject);
+}
+
+}  // namespace nearsparse::diagonal

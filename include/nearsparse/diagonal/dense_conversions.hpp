@@ -1,0 +1,148 @@
+#pragma once
+// HM <-> dense conversions.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/finite.hpp>
+#include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/diagonal/detail/from_entries.hpp>
+#include <nearsparse/diagonal/hm_matrix.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace nearsparse::diagonal {
+
+/// Row-major dense matrix in the memory space of a diagonal-format matrix.
+template <class Scalar, class MemorySpace>
+using dense_matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+
+namespace detail {
+
+template <class DenseView>
+void check_dense_extents(const char* function, const DenseView& a) {
+  if (a.extent(0) > std::size_t(std::numeric_limits<int>::max()) ||
+      a.extent(1) > std::size_t(std::numeric_limits<int>::max()))
+    nearsparse::detail::throw_invalid_argument(
+        function, "A",
+        nearsparse::detail::concat("(", nearsparse::detail::extents_string(a),
+                                   ") has more rows or columns than an int can count"));
+}
+
+/// Copies the stored diagonals of `out` out of the dense matrix `a`, one team per diagonal.
+template <class ExecSpace, class Scalar, class Mem, class DenseView>
+void gather_diagonals(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& out,
+                      const DenseView& a) {
+  const auto offsets = out.offsets();
+  const auto starts = out.starts();
+  const auto values = out.values();
+  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::gather_diagonals",
+      Kokkos::TeamPolicy<ExecSpace>(exec, out.diagonal_count(), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const team& member) {
+        const int t = member.league_rank();
+        const int d = offsets(t);
+        const auto begin = starts(t);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
+                             [&](const std::int64_t p) {
+                               values(begin + p) = Scalar(a(row_of(d, p), col_of(d, p)));
+                             });
+      });
+}
+
+}  // namespace detail
+
+/// The dense form of an HM matrix, in its memory space.
+template <class ExecSpace, class Scalar, class Mem>
+dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "to_dense: the execution space cannot reach the matrix's memory");
+  dense_matrix<Scalar, Mem> out(Kokkos::view_alloc(exec, "nearsparse::diagonal::dense"),
+                                std::size_t(m.rows()), std::size_t(m.cols()));
+  const auto offsets = m.offsets();
+  const auto starts = m.starts();
+  const auto values = m.values();
+  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::hm_to_dense",
+      Kokkos::TeamPolicy<ExecSpace>(exec, m.diagonal_count(), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const team& member) {
+        const int t = member.league_rank();
+        const int d = offsets(t);
+        const auto begin = starts(t);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
+                             [&](const std::int64_t p) {
+                               out(detail::row_of(d, p), detail::col_of(d, p)) = values(begin + p);
+                             });
+      });
+  exec.fence();
+  return out;
+}
+
+/// HM form of a dense matrix, storing every diagonal that holds a nonzero. Throws
+/// nearsparse::invalid_argument if A holds NaN or Inf.
+template <class ExecSpace, class DenseView>
+auto hm_from_dense(const ExecSpace& exec, const DenseView& a) {
+  static_assert_matrix<ExecSpace, DenseView>();
+  using scalar = typename DenseView::non_const_value_type;
+  using mem = typename DenseView::memory_space;
+  detail::check_dense_extents("hm_from_dense", a);
+  require_finite(exec, "hm_from_dense", "A", a);
+  const int rows = int(a.extent(0)), cols = int(a.extent(1));
+  const std::size_t span = rows + cols > 0 ? std::size_t(rows) + std::size_t(cols) - 1 : 0;
+  Kokkos::View<int*, mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::mark_dense_diagonals",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const int i, const int j) {
+        if (a(i, j) != scalar(0)) flags(j - i + rows - 1) = 1;
+      });
+  hm_matrix<scalar, mem> out(exec, rows, cols, detail::flagged_offsets(exec, flags, rows));
+  detail::gather_diagonals(exec, out, a);
+  exec.fence();
+  return out;
+}
+
+/// HM form of a dense matrix on the given diagonals (zeros on them are stored too), as for a
+/// banded or triangular structure. Throws nearsparse::invalid_argument if A holds a nonzero off
+/// those diagonals, or NaN or Inf.
+template <class ExecSpace, class DenseView>
+auto hm_from_dense(const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
+  static_assert_matrix<ExecSpace, DenseView>();
+  using scalar = typename DenseView::non_const_value_type;
+  using mem = typename DenseView::memory_space;
+  detail::check_dense_extents("hm_from_dense", a);
+  require_finite(exec, "hm_from_dense", "A", a);
+  const int rows = int(a.extent(0)), cols = int(a.extent(1));
+  hm_matrix<scalar, mem> out(exec, rows, cols,
+                             detail::checked_offsets("hm_from_dense", "offsets", rows, cols,
+                                                     std::move(offsets)));
+  const auto map = detail::diagonal_map(exec, out);
+  // The first nonzero off the stored diagonals (as i * cols + j), if any.
+  std::int64_t first = std::int64_t(rows) * cols;
+  const std::int64_t total = first;
+  Kokkos::parallel_reduce(
+      "nearsparse::diagonal::check_dense_structure",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const int i, const int j, std::int64_t& f) {
+        const std::int64_t flat = std::int64_t(i) * cols + j;
+        if (a(i, j) != scalar(0) && map(j - i + rows - 1) < 0 && flat < f) f = flat;
+      },
+      Kokkos::Min<std::int64_t>(first));
+  if (first < total) {
+    const std::int64_t i = first / cols, j = first % cols;
+    nearsparse::detail::throw_invalid_argument(
+        "hm_from_dense", "A",
+        nearsparse::detail::concat("(", rows, " x ", cols, ") has a nonzero at (", i, ", ", j,
+                                   "), on diagonal ", j - i, ", which is not in 'offsets'"));
+  }
+  detail::gather_diagonals(exec, out, a);
+  exec.fence();
+  return out;
+}
+
+}  // namespace nearsparse::diagonal

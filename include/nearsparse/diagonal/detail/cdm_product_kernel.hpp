@@ -1,0 +1,91 @@
+#pragma once
+// The banded CDM product kernel (the published Algorithm 1, made portable): a team computes a
+// tile of T compact diagonals of C by T positions; the matching T x T tile of A (T diagonals at
+// the same T positions) is staged in team scratch, chunk by chunk, and each element of C adds,
+// for every staged diagonal a, A_a[p] * B_((k - a) mod n)[(p + a) mod n] when B stores that
+// diagonal. Transposed operands are read through reversed compact diagonals:
+// (A^T)_a[p] = A_((n - a) mod n)[(p + a) mod n].
+
+#include <nearsparse/diagonal/detail/indexing.hpp>
+#include <nearsparse/diagonal/operation.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace nearsparse::diagonal::detail {
+
+/// Tile edge: T diagonals by T positions, T * T threads per team on a GPU.
+inline constexpr int cdm_tile = 16;
+
+template <class ExecSpace, class Scalar, class Mem>
+void cdm_banded_multiply(const ExecSpace& exec, int n, Scalar alpha,
+                         const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& a,
+                         const Kokkos::View<int*, Mem>& a_logical, bool transpose_a,
+                         const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& b,
+                         const Kokkos::View<int*, Mem>& b_lookup, bool transpose_b, Scalar beta,
+                         const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& c,
+                         const Kokkos::View<int*, Mem>& c_indices) {
+  constexpr int T = cdm_tile;
+  const int a_count = int(a.extent(0));
+  const int c_count = int(c.extent(0));
+  const int position_tiles = (n + T - 1) / T;
+  const int league = ((c_count + T - 1) / T) * position_tiles;
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  using scalar_tile = Kokkos::View<Scalar[T][T], typename ExecSpace::scratch_memory_space,
+                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using int_row = Kokkos::View<int[T], typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::size_t scratch = 2 * scalar_tile::shmem_size() + int_row::shmem_size();
+  const int team =
+      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : T * T;
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::cdm_multiply_banded",
+      policy(exec, league, team).set_scratch_size(0, Kokkos::PerTeam(scratch)),
+      KOKKOS_LAMBDA(const member& m) {
+        const int k0 = (m.league_rank() / position_tiles) * T;
+        const int p0 = (m.league_rank() % position_tiles) * T;
+        scalar_tile a_tile(m.team_scratch(0));
+        scalar_tile acc(m.team_scratch(0));
+        int_row a_diag(m.team_scratch(0));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T),
+                             [&](const int e) { acc(e / T, e % T) = 0; });
+        for (int j0 = 0; j0 < a_count; j0 += T) {
+          m.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int e) {
+            const int t = e / T, tp = e % T, at = j0 + t, p = p0 + tp;
+            const bool in = at < a_count && p < n;
+            const int la = at < a_count ? a_logical(at) : -1;
+            if (tp == 0) a_diag(t) = la;
+            a_tile(t, tp) = in ? a(at, transpose_a ? wrap(p + la, n) : p) : Scalar(0);
+          });
+          m.team_barrier();
+          const int staged = a_count - j0 < T ? a_count - j0 : T;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int e) {
+            const int kd = e / T, tp = e % T, p = p0 + tp;
+            if (k0 + kd >= c_count || p >= n) return;
+            const int k = c_indices(k0 + kd);
+            Scalar sum = 0;
+            for (int t = 0; t < staged; ++t) {
+              const int la = a_diag(t);
+              const int lb = wrap(k - la, n);
+              const int row = b_lookup(transpose_b ? wrap(n - lb, n) : lb);
+              if (row < 0) continue;
+              const int q = wrap(p + la, n);
+              sum += a_tile(t, tp) * b(row, transpose_b ? wrap(q + lb, n) : q);
+            }
+            acc(kd, tp) += sum;
+          });
+        }
+        m.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, T * T), [&](const int e) {
+          const int kd = e / T, tp = e % T, p = p0 + tp;
+          if (k0 + kd >= c_count || p >= n) return;
+          const Scalar v = alpha * acc(kd, tp);
+          c(k0 + kd, p) = beta == Scalar(0) ? v : v + beta * c(k0 + kd, p);
+        });
+      });
+}
+
+}  // namespace nearsparse::diagonal::detail

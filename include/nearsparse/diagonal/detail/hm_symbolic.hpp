@@ -1,0 +1,59 @@
+#pragma once
+// Symbolic phase of the HM product C = op(A) op(B): which diagonals C has, and for each of them
+// the pairs of diagonals of A and B that meet on it.
+//
+// Diagonal a of op(A) (M x K) and diagonal b of op(B) (K x N) meet on diagonal c = a + b of C.
+// Along c, with m = max(-c, 0), the element at position q is row i = q + m, and the pair adds
+//   A.values[a_base + q] * B.values[b_base + q]   for q in [qlo, qhi),
+// where a_base = start_a + m + min(a, 0) and b_base = start_b + m + a + min(b, 0): a product of
+// two shifted, unit-stride vectors, whichever of A and B is transposed (positions along a
+// diagonal do not change under transposition).
+
+#include <nearsparse/diagonal/detail/indexing.hpp>
+#include <nearsparse/diagonal/operation.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace nearsparse::diagonal::detail {
+
+struct hm_pair {
+  index_type a_base;
+  index_type b_base;
+  index_type c_start;  // where C's diagonal starts in C's values
+  int qlo;
+  int qhi;
+};
+
+/// One operand: its stored offsets (ascending) and starts, read as op.
+struct hm_operand_structure {
+  int rows;  // of the stored matrix
+  int cols;
+  const std::vector<int>* offsets;
+  const std::vector<index_type>* starts;
+  op operation;
+};
+
+struct hm_symbolic_product {
+  int rows = 0;   // of C
+  int cols = 0;
+  int inner = 0;  // K
+  std::vector<int> c_offsets;                 // ascending
+  std::vector<index_type> c_starts;           // c_offsets.size() + 1
+  std::vector<hm_pair> pairs;                 // grouped by C diagonal
+  std::vector<index_type> pair_ptr;           // c_offsets.size() + 1
+  std::vector<index_type> chunk_ptr;          // chunks of `chunk` positions per C diagonal
+  std::vector<index_type> a_ptr;              // pairs of each stored diagonal of A ...
+  std::vector<int> a_order;                   // ... as indices into `pairs`
+  double multiply_adds = 0;                   // sum of qhi - qlo
+};
+
+/// Positions of C one team or one host task handles in the output-stationary kernel.
+inline constexpr int hm_chunk = 256;
+
+/// The symbolic product. Throws nearsparse::invalid_argument naming `function` when the inner
+/// extents of op(A) and op(B) differ.
+hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
+                                const hm_operand_structure& b);
+
+}  // namespace nearsparse::diagonal::detail

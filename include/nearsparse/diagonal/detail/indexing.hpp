@@ -1,0 +1,42 @@
+#pragma once
+// Index arithmetic shared by the diagonal formats, usable on the host and in kernels.
+//
+// An ordinary diagonal is named by its offset d = column - row: 0 is the main diagonal, d > 0 a
+// superdiagonal, d < 0 a subdiagonal. Along diagonal d the element (i, j) sits at position
+// min(i, j), so an element keeps its position when the matrix is transposed (and d becomes -d):
+// that is what lets products read A^T without moving data.
+//
+// A compact diagonal k (0 <= k < n, square matrices only) holds superdiagonal k followed by
+// subdiagonal n - k; its entry p is element (p, (p + k) mod n).
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace nearsparse::diagonal::detail {
+
+using index_type = std::int64_t;
+
+/// Length of diagonal d of a rows x cols matrix; 0 when the diagonal lies outside it.
+KOKKOS_INLINE_FUNCTION index_type diagonal_length(index_type rows, index_type cols, index_type d) {
+  const index_type len = d >= 0 ? (rows < cols - d ? rows : cols - d)
+                                : (rows + d < cols ? rows + d : cols);
+  return len > 0 ? len : 0;
+}
+
+/// Row of the element at position p of diagonal d.
+KOKKOS_INLINE_FUNCTION index_type row_of(index_type d, index_type p) { return d >= 0 ? p : p - d; }
+
+/// Column of the element at position p of diagonal d.
+KOKKOS_INLINE_FUNCTION index_type col_of(index_type d, index_type p) { return d >= 0 ? p + d : p; }
+
+/// Position of element (i, j) along its diagonal j - i.
+KOKKOS_INLINE_FUNCTION index_type position_of(index_type i, index_type j) { return i < j ? i : j; }
+
+/// Compact diagonal that holds ordinary diagonal d of an n x n matrix.
+KOKKOS_INLINE_FUNCTION int compact_of(int d, int n) { return d >= 0 ? d : d + n; }
+
+/// (a mod n) for a in (-n, 2n).
+KOKKOS_INLINE_FUNCTION int wrap(int a, int n) { return a >= n ? a - n : (a < 0 ? a + n : a); }
+
+}  // namespace nearsparse::diagonal::detail

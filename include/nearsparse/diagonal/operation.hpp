@@ -1,0 +1,25 @@
+#pragma once
+// How an operand enters a product, and which HM product kernel runs.
+
+namespace nearsparse::diagonal {
+
+/// An operand as stored, or transposed. A transposed operand is read through its reversed
+/// diagonals (offset d read as -d; compact diagonal k read as n - k): no data moves.
+enum class op { none, transpose };
+
+/// Kernels for the HM (structured-sparse) product. Both compute the same C.
+enum class hm_algorithm {
+  /// One thread per element of C, summing the pairs of diagonals of A and B that meet there.
+  /// No atomics; deterministic. The default.
+  output_stationary,
+  /// One thread per stored element of A, adding its products into C with atomics (the published
+  /// algorithm). The order of the additions, hence the last bits of C, may vary between runs.
+  atomic
+};
+
+/// "none" or "transpose".
+const char* to_string(op operation);
+/// "output_stationary" or "atomic".
+const char* to_string(hm_algorithm algorithm);
+
+}  // namespace nearsparse::diagonal

@@ -1,0 +1,117 @@
+#pragma once
+// Matrix-vector and matrix-multivector products in both formats: y = alpha op(A) x + beta y, with
+// x and y rank-1 Views, or rank-2 Views holding one vector per column (any layout). One thread
+// per element of y walks the stored diagonals; reads of A, x and y are unit-stride across
+// threads. With beta = 0, y is not read.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/diagonal/cdm_matrix.hpp>
+#include <nearsparse/diagonal/hm_matrix.hpp>
+#include <nearsparse/diagonal/hm_product.hpp>
+#include <nearsparse/diagonal/operation.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace nearsparse::diagonal {
+
+namespace detail {
+
+/// Element (i, r) of a rank-1 (r = 0) or rank-2 View.
+template <class View>
+KOKKOS_INLINE_FUNCTION auto& vector_element(const View& v, std::int64_t i, std::int64_t r) {
+  if constexpr (View::rank == 1) {
+    (void)r;
+    return v(i);
+  } else {
+    return v(i, r);
+  }
+}
+
+template <class ExecSpace, class XView, class YView>
+void check_spmv_extents(const char* function, int op_rows, int op_cols, const XView& x,
+                        const YView& y) {
+  static_assert_vector_or_matrix<ExecSpace, XView>();
+  static_assert_vector_or_matrix<ExecSpace, YView>();
+  static_assert(int(XView::rank) == int(YView::rank),
+                "spmv: x and y must both be vectors or both be multivectors");
+  static_assert(!std::is_const_v<typename YView::value_type>, "spmv: y must be writable");
+  const bool ok = std::int64_t(x.extent(0)) == op_cols && std::int64_t(y.extent(0)) == op_rows &&
+                  (XView::rank == 1 || x.extent(1) == y.extent(1));
+  if (!ok)
+    nearsparse::detail::throw_invalid_argument(
+        function, "x/y",
+        nearsparse::detail::concat("do not conform with op(A) (", op_rows, " x ", op_cols,
+                                   "): x is ", nearsparse::detail::extents_string(x), ", y is ",
+                                   nearsparse::detail::extents_string(y)));
+}
+
+}  // namespace detail
+
+/// y = alpha op(A) x + beta y for an HM matrix.
+template <class ExecSpace, class Scalar, class Mem, class XView, class YView>
+void spmv(const ExecSpace& exec, op operation, double alpha, const hm_matrix<Scalar, Mem>& a,
+          const XView& x, double beta, const YView& y) {
+  const bool t = operation == op::transpose;
+  const int rows = t ? a.cols() : a.rows(), cols = t ? a.rows() : a.cols();
+  detail::check_spmv_extents<ExecSpace>("spmv", rows, cols, x, y);
+  detail::require_finite_scalar("spmv", "alpha", alpha);
+  detail::require_finite_scalar("spmv", "beta", beta);
+  const std::int64_t vectors = YView::rank == 2 ? std::int64_t(y.extent(1)) : 1;
+  const auto offsets = a.offsets();
+  const auto starts = a.starts();
+  const auto values = a.values();
+  const int diagonals = a.diagonal_count();
+  const int sign = t ? -1 : 1;
+  using y_scalar = typename YView::non_const_value_type;
+  const auto al = y_scalar(alpha), be = y_scalar(beta);
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::hm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * vectors),
+      KOKKOS_LAMBDA(const std::int64_t f) {
+        const std::int64_t i = f % rows, r = f / rows;
+        y_scalar sum = 0;
+        for (int s = 0; s < diagonals; ++s) {
+          const std::int64_t j = i + sign * offsets(s);
+          if (j < 0 || j >= cols) continue;
+          sum += values(starts(s) + (i < j ? i : j)) * detail::vector_element(x, j, r);
+        }
+        auto& out = detail::vector_element(y, i, r);
+        out = be == y_scalar(0) ? al * sum : al * sum + be * out;
+      });
+}
+
+/// y = alpha op(A) x + beta y for a CDM matrix.
+template <class ExecSpace, class Scalar, class Mem, class XView, class YView>
+void spmv(const ExecSpace& exec, op operation, double alpha, const cdm_matrix<Scalar, Mem>& a,
+          const XView& x, double beta, const YView& y) {
+  const int n = a.size();
+  detail::check_spmv_extents<ExecSpace>("spmv", n, n, x, y);
+  detail::require_finite_scalar("spmv", "alpha", alpha);
+  detail::require_finite_scalar("spmv", "beta", beta);
+  const std::int64_t vectors = YView::rank == 2 ? std::int64_t(y.extent(1)) : 1;
+  const auto indices = a.indices();
+  const auto values = a.values();
+  const int diagonals = a.diagonal_count();
+  const bool t = operation == op::transpose;
+  using y_scalar = typename YView::non_const_value_type;
+  const auto al = y_scalar(alpha), be = y_scalar(beta);
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::cdm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, n * vectors),
+      KOKKOS_LAMBDA(const std::int64_t f) {
+        const int p = int(f % n);
+        const std::int64_t r = f / n;
+        y_scalar sum = 0;
+        for (int s = 0; s < diagonals; ++s) {
+          const int k = indices(s);
+          // A(p, p + k) is entry p; A^T(p, j) = A(j, p) with j = p - k is entry j.
+          const int j = t ? detail::wrap(p - k, n) : detail::wrap(p + k, n);
+          sum += values(s, t ? j : p) * detail::vector_element(x, j, r);
+        }
+        auto& out = detail::vector_element(y, p, r);
+        out = be == y_scalar(0) ? al * sum : al * sum + be * out;
+      });
+}
+
+}  // namespace nearsparse::diagonal

@@ -1,0 +1,94 @@
+// CDM (banded) products against the dense product in double precision: bands of several widths,
+// bandwidth 0, full bandwidth, random compact diagonal sets, sizes that are not multiples of the
+// tile, every transposed form, float and double, alpha and beta.
+
+#include "diagonal_reference.hpp"
+#include "support/seeds.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/diagonal.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace nd = nearsparse::diagonal;
+namespace ref = nearsparse::test::diagonal;
+using Catch::Matchers::Contains;
+using nearsparse::test::host_matrix;
+
+namespace {
+
+template <class Scalar, class Exec>
+void check_cdm(const Exec& exec, const std::string& name,
+               const nd::cdm_matrix<Scalar, typename Exec::memory_space>& a,
+               const nd::cdm_matrix<Scalar, typename Exec::memory_space>& b, nd::op op_a,
+               nd::op op_b, std::uint64_t seed) {
+  INFO(name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b)
+            << ", seed " << seed);
+  const nd::cdm_product_plan<Scalar, typename Exec::memory_space> plan(exec, a, b, op_a, op_b);
+  auto c = plan.make_c(exec);
+  nearsparse::fill_random(exec, c.values(), seed + 5, -1.0, 1.0);
+  const auto c0 = ref::dense_of(exec, c);  // C's stored compact diagonals, wholly random
+  const double alpha = -0.75, beta = 2.0;
+  nd::multiply(exec, plan, alpha, a, b, beta, c);
+  const auto ha = ref::apply_op(ref::dense_of(exec, a), op_a);
+  const auto hb = ref::apply_op(ref::dense_of(exec, b), op_b);
+  ref::check_product<Scalar>(ref::dense_of(exec, c), alpha, ha, hb, beta, c0);
+  const auto fresh = nd::multiply(exec, a, b, op_a, op_b);
+  CHECK(fresh.host_indices() == plan.c_indices());
+  ref::check_product<Scalar>(ref::dense_of(exec, fresh), 1.0, ha, hb, 0.0,
+                             host_matrix<double>(ha.rows, hb.cols));
+}
+
+template <class Scalar, class Exec>
+void run_cases(const Exec& exec, nd::op op_a, nd::op op_b, std::uint64_t seed) {
+  using matrix = nd::cdm_matrix<Scalar, typename Exec::memory_space>;
+  const auto banded = [&](int n, int lower, int upper, std::uint64_t s) {
+    return nd::random_banded_cdm<Scalar>(exec, n, lower, upper, s);
+  };
+  check_cdm<Scalar>(exec, "band 77, (3, 2) x (1, 4)", banded(77, 3, 2, seed),
+                    banded(77, 1, 4, seed + 1), op_a, op_b, seed);
+  check_cdm<Scalar>(exec, "band 100, half-band 5 x 5", banded(100, 5, 5, seed),
+                    banded(100, 5, 5, seed + 1), op_a, op_b, seed);
+  check_cdm<Scalar>(exec, "bandwidth 0", banded(41, 0, 0, seed), banded(41, 0, 0, seed + 1), op_a,
+                    op_b, seed);
+  check_cdm<Scalar>(exec, "full bandwidth (dense) 21", banded(21, 20, 20, seed),
+                    banded(21, 20, 20, seed + 1), op_a, op_b, seed);
+  // Random compact diagonals, wholly filled: wrap-around entries too.
+  matrix a(exec, 35, {0, 3, 17, 34}), b(exec, 35, {1, 20, 33});
+  nearsparse::fill_random(exec, a.values(), seed + 2);
+  nearsparse::fill_random(exec, b.values(), seed + 3);
+  check_cdm<Scalar>(exec, "random compact diagonals 35", a, b, op_a, op_b, seed);
+  check_cdm<Scalar>(exec, "one element", banded(1, 0, 0, seed), banded(1, 0, 0, seed + 1), op_a,
+                    op_b, seed);
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("CDM products equal the dense product", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  const auto op_a = GENERATE(nd::op::none, nd::op::transpose);
+  const auto op_b = GENERATE(nd::op::none, nd::op::transpose);
+  run_cases<double>(exec, op_a, op_b, seed);
+  run_cases<float>(exec, op_a, op_b, seed);
+}
+
+TEMPLATE_LIST_TEST_CASE("CDM products of empty matrices and mismatched operands", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using matrix = nd::cdm_matrix<double, typename TestType::memory_space>;
+  const matrix e(exec, 0, {});
+  CHECK(nd::multiply(exec, e, e).size() == 0);
+  const matrix none(exec, 8, {}), some(exec, 8, {0, 1});
+  CHECK(nd::multiply(exec, none, some).diagonal_count() == 0);
+  const matrix a(exec, 8, {0, 1}), b(exec, 9, {0});
+  CHECK_THROWS_WITH(nd::multiply(exec, a, b), Contains("8 x 8") && Contains("9 x 9"));
+  const nd::cdm_product_plan<double, typename TestType::memory_space> plan(exec, a, some);
+  auto c = plan.make_c(exec);
+  const matrix wrong_c(exec, 8, {0});
+  CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, some, 0.0, wrong_c), Contains("'C'"));
+}

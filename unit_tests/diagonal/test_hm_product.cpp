@@ -1,0 +1,143 @@
+// HM products against the dense product in double precision: random diagonal sets, bandwidth 0,
+// full bandwidth (dense), single far-off diagonals, rectangular and empty matrices, every
+// transposed form, both kernels, float and double, alpha and beta.
+
+#include "diagonal_reference.hpp"
+#include "support/seeds.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/diagonal.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <tuple>
+
+namespace nd = nearsparse::diagonal;
+namespace ref = nearsparse::test::diagonal;
+using Catch::Matchers::Contains;
+using nearsparse::test::host_matrix;
+
+namespace {
+
+struct hm_case {
+  std::string name;
+  int m, k, n;                  // op(A) is m x k, op(B) is k x n
+  std::vector<int> a_offsets;   // of op(A); negated for a stored A^T
+  std::vector<int> b_offsets;
+};
+
+std::vector<int> negated(std::vector<int> v) {
+  for (int& d : v) d = -d;
+  return v;
+}
+
+template <class Scalar, class Exec>
+void check_case(const Exec& exec, const hm_case& c, nd::op op_a, nd::op op_b,
+                nd::hm_algorithm algorithm, std::uint64_t seed) {
+  const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+  INFO(c.name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b) << ", "
+               << nd::to_string(algorithm) << ", seed " << seed);
+  const auto a = nd::random_hm<Scalar>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
+                                       ta ? negated(c.a_offsets) : c.a_offsets, seed);
+  const auto b = nd::random_hm<Scalar>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
+                                       tb ? negated(c.b_offsets) : c.b_offsets, seed + 1);
+  const nd::hm_product_plan<Scalar, typename Exec::memory_space> plan(exec, a, b, op_a, op_b);
+  CHECK(plan.rows() == c.m);
+  CHECK(plan.cols() == c.n);
+  auto cm = plan.make_c(exec);
+  nearsparse::fill_random(exec, cm.values(), seed + 2, -1.0, 1.0);
+  const auto c0 = ref::dense_of(exec, cm);
+  const double alpha = 1.25, beta = -0.5;
+  nd::multiply(exec, plan, alpha, a, b, beta, cm, algorithm);
+  const auto ha = ref::apply_op(ref::dense_of(exec, a), op_a);
+  const auto hb = ref::apply_op(ref::dense_of(exec, b), op_b);
+  ref::check_product<Scalar>(ref::dense_of(exec, cm), alpha, ha, hb, beta, c0);
+
+  // The one-call form: C = op(A) op(B) with C allocated on the symbolic structure.
+  const auto fresh = nd::multiply(exec, a, b, op_a, op_b, algorithm);
+  CHECK(fresh.host_offsets() == plan.c_offsets());
+  ref::check_product<Scalar>(ref::dense_of(exec, fresh), 1.0, ha, hb, 0.0,
+                             host_matrix<double>(std::size_t(c.m), std::size_t(c.n)));
+}
+
+std::vector<hm_case> cases(std::uint64_t seed) {
+  return {
+      {"random 77 x 77, 9 x 6 diagonals", 77, 77, 77, nd::random_offsets(77, 77, 9, seed),
+       nd::random_offsets(77, 77, 6, seed + 7, false)},
+      {"bandwidth 0 (diagonal matrices)", 33, 33, 33, {0}, {0}},
+      {"full bandwidth (dense)", 19, 19, 19, nd::banded_offsets(19, 19, 18, 18),
+       nd::banded_offsets(19, 19, 18, 18)},
+      {"single far-off diagonals", 50, 50, 50, {47}, {-45}},
+      {"far-off diagonals that never meet", 50, 50, 50, {40}, {30}},
+      {"rectangular 45 x 70 x 33", 45, 70, 33, nd::random_offsets(45, 70, 12, seed + 1),
+       nd::random_offsets(70, 33, 8, seed + 2)},
+      {"banded 131, half-bands 3 and 5", 131, 131, 131, nd::banded_offsets(131, 131, 3, 3),
+       nd::banded_offsets(131, 131, 5, 5)},
+      {"one element", 1, 1, 1, {0}, {0}},
+  };
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("HM products equal the dense product", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  const auto op_a = GENERATE(nd::op::none, nd::op::transpose);
+  const auto op_b = GENERATE(nd::op::none, nd::op::transpose);
+  const auto algorithm = GENERATE(nd::hm_algorithm::output_stationary, nd::hm_algorithm::atomic);
+  for (const auto& c : cases(seed)) {
+    check_case<double>(exec, c, op_a, op_b, algorithm, seed);
+    check_case<float>(exec, c, op_a, op_b, algorithm, seed);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("HM A A^T is symmetric and equals the dense product", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const auto a = nd::random_hm<double>(exec, 60, 90, nd::random_offsets(60, 90, 14, seed), seed);
+  const auto c = nd::multiply(exec, a, a, nd::op::none, nd::op::transpose);
+  const auto hc = ref::dense_of(exec, c);
+  const auto ha = ref::dense_of(exec, a);
+  ref::check_product<double>(hc, 1.0, ha, ref::apply_op(ha, nd::op::transpose), 0.0,
+                             host_matrix<double>(60, 60));
+  for (int d : c.host_offsets()) CHECK(c.find_diagonal(-d) >= 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("HM products of empty matrices", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
+  const matrix a(exec, 0, 0, {}), b(exec, 0, 0, {});
+  CHECK(nd::multiply(exec, a, b).rows() == 0);
+  // K = 0: C is 5 x 4 with no diagonals at all.
+  const matrix a2(exec, 5, 0, {}), b2(exec, 0, 4, {});
+  const auto c = nd::multiply(exec, a2, b2);
+  CHECK(c.rows() == 5);
+  CHECK(c.cols() == 4);
+  CHECK(c.diagonal_count() == 0);
+  // A with no diagonals at all.
+  const matrix a3(exec, 6, 6, {}), b3(exec, 6, 6, {0, 2});
+  CHECK(nd::multiply(exec, a3, b3, nd::op::none, nd::op::none, nd::hm_algorithm::atomic)
+            .diagonal_count() == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("HM products reject mismatched operands", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
+  const matrix a(exec, 5, 7, {0, 1}), b(exec, 6, 5, {0}), b_ok(exec, 7, 5, {0, -2});
+  CHECK_THROWS_WITH(nd::multiply(exec, a, b), Contains("5 x 7") && Contains("6 x 5"));
+  CHECK_NOTHROW(nd::multiply(exec, a, b, nd::op::transpose, nd::op::transpose));  // 7x5 * 5x6
+  const nd::hm_product_plan<double, typename TestType::memory_space> plan(exec, a, b_ok);
+  auto c = plan.make_c(exec);
+  const matrix other(exec, 7, 5, {0, 1});
+  CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, other, 0.0, c),
+                    Contains("'B'") && Contains("structure"));
+  CHECK_THROWS_WITH(nd::multiply(exec, plan, std::nan(""), a, b_ok, 0.0, c), Contains("alpha"));
+  CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, b_ok, INFINITY, c), Contains("beta"));
+}
