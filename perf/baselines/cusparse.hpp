@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 #ifdef KOKKOS_ENABLE_CUDA
 
 #include <cusparse.h>
@@ -41,6 +43,30 @@ class csr_spmv {
   cusparseSpMatDescr_t a_ = nullptr;
   cusparseDnVecDescr_t x_ = nullptr, y_ = nullptr;
   void* buffer_ = nullptr;
+};
+
+/// C = A B for CSR matrices with 32-bit indices (double or float values): cuSPARSE's whole
+/// SpGEMM call sequence (descriptors, work estimation, compute, C's allocation, copy) per run(),
+/// C allocated and freed on the handle's stream with the stream-ordered allocator.
+class csr_spgemm {
+ public:
+  struct csr {
+    int rows, cols, nnz;
+    const int* row_ptr;
+    const int* col_idx;
+    const void* values;
+  };
+  csr_spgemm(const handle& h, csr a, csr b, bool single_precision);
+  /// Runs the product; with `checksum`, returns the sum of C's values (else 0).
+  double run(bool checksum = false);
+  /// Entries of C in the last run.
+  std::int64_t c_nnz() const { return c_nnz_; }
+
+ private:
+  const handle& h_;
+  csr a_, b_;
+  bool single_;
+  std::int64_t c_nnz_ = 0;
 };
 
 }  // namespace nearsparse::perf::cusparse

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +90,51 @@ void measure(benchmark::State& state, const Exec& exec, F&& f, const workload& w
   state.counters["t"] = median(t);
   set_rate_counters(state, median(t), work);
   state.SetLabel(Exec::name());
+}
+
+/// A baseline for compare_many: `run` must finish its work before returning (fence its own
+/// space); only the first `samples` iterations time it (0: every one), for slow CPU baselines.
+struct contender {
+  std::string name;
+  std::function<void()> run;
+  int samples = 0;
+  int warmup = 1;
+  /// False for another variant of ours (reported as t_<name> only, without a speedup).
+  bool baseline = true;
+};
+
+/// Times `ours` against several baselines in one process, interleaved call by call. Counters:
+/// t (ours), t_<name> and speedup_<name> = t_<name> / t for each baseline, plus the rates of ours.
+template <class Exec, class Ours>
+void compare_many(benchmark::State& state, const Exec& exec, Ours&& ours,
+                  const std::vector<contender>& baselines, const workload& work, int warmup = 2) {
+  for (int i = 0; i < warmup; ++i) time_call(exec, ours);
+  for (const auto& b : baselines)
+    for (int i = 0; i < b.warmup; ++i) time_call(exec, b.run);
+  std::vector<double> t_ours;
+  std::vector<std::vector<double>> t_base(baselines.size());
+  int iteration = 0;
+  for (auto _ : state) {
+    const double a = time_call(exec, ours);
+    state.SetIterationTime(a);
+    t_ours.push_back(a);
+    for (std::size_t k = 0; k < baselines.size(); ++k)
+      if (baselines[k].samples == 0 || iteration < baselines[k].samples)
+        t_base[k].push_back(time_call(exec, baselines[k].run));
+    ++iteration;
+  }
+  const double m_ours = median(t_ours);
+  state.counters["t"] = m_ours;
+  std::string label = Exec::name();
+  for (std::size_t k = 0; k < baselines.size(); ++k) {
+    const double m = median(t_base[k]);
+    state.counters["t_" + baselines[k].name] = m;
+    if (!baselines[k].baseline) continue;
+    state.counters["speedup_" + baselines[k].name] = m / m_ours;
+    label += (label.find(" vs ") == std::string::npos ? " vs " : ", ") + baselines[k].name;
+  }
+  set_rate_counters(state, m_ours, work);
+  state.SetLabel(label);
 }
 
 }  // namespace nearsparse::perf

@@ -141,3 +141,25 @@ TEMPLATE_LIST_TEST_CASE("HM products reject mismatched operands", "[diagonal]",
   CHECK_THROWS_WITH(nd::multiply(exec, plan, std::nan(""), a, b_ok, 0.0, c), Contains("alpha"));
   CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, b_ok, INFINITY, c), Contains("beta"));
 }
+
+TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host backends",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible) {
+    // multiply() picks the host form here; the team form (what GPUs run) is checked directly.
+    const auto seed = nearsparse::test::fresh_seed();
+    INFO("seed " << seed);
+    const auto a = nd::random_hm<double>(exec, 300, 280, nd::random_offsets(300, 280, 17, seed),
+                                         seed);
+    const auto b = nd::random_hm<double>(exec, 280, 310, nd::random_offsets(280, 310, 11, seed + 1),
+                                         seed + 2);
+    const nd::hm_product_plan<double, mem> plan(exec, a, b);
+    auto c = plan.make_c(exec);
+    nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(), b.values(), 0.0,
+                                            c.values());
+    exec.fence();
+    ref::check_product<double>(ref::dense_of(exec, c), 1.0, ref::dense_of(exec, a),
+                               ref::dense_of(exec, b), 0.0, host_matrix<double>(300, 310));
+  }
+}

@@ -100,9 +100,16 @@ void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan, 
   detail::require_finite_scalar("multiply", "alpha", alpha);
   detail::require_finite_scalar("multiply", "beta", beta);
   plan.check("multiply", a, b, c);
-  detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
-                              plan.op_a() == op::transpose, b.values(), b.lookup(),
-                              plan.op_b() == op::transpose, Scalar(beta), c.values(), c.indices());
+  const bool ta = plan.op_a() == op::transpose, tb = plan.op_b() == op::transpose;
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    detail::cdm_banded_multiply_host(exec, plan.size(), Scalar(alpha), a.values(),
+                                     plan.a_logical(), ta, b.values(), b.lookup(), tb,
+                                     Scalar(beta), c.values(), c.indices());
+  } else {
+    detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
+                                ta, b.values(), b.lookup(), tb, Scalar(beta), c.values(),
+                                c.indices());
+  }
 }
 
 /// C = op(A) op(B), allocated with the compact diagonals the symbolic phase finds.

@@ -80,7 +80,8 @@ crs_matrix<Scalar, ExecSpace, Mem> to_crs(const ExecSpace& exec, const hm_matrix
 /// invalid matrix (row offsets that do not start at 0, decrease, or end past the entries; a
 /// column outside the matrix; a column repeated within a row) or NaN/Inf values.
 template <class ExecSpace, class CrsType>
-auto hm_from_crs(const ExecSpace& exec, const CrsType& a) {
+hm_matrix<typename CrsType::non_const_value_type, typename CrsType::memory_space> hm_from_crs(
+    const ExecSpace& exec, const CrsType& a) {
   using scalar = typename CrsType::non_const_value_type;
   using mem = typename CrsType::memory_space;
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, mem>::accessible,

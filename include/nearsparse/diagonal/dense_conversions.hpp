@@ -86,7 +86,8 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar
 /// HM form of a dense matrix, storing every diagonal that holds a nonzero. Throws
 /// nearsparse::invalid_argument if A holds NaN or Inf.
 template <class ExecSpace, class DenseView>
-auto hm_from_dense(const ExecSpace& exec, const DenseView& a) {
+hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space>
+hm_from_dense(const ExecSpace& exec, const DenseView& a) {
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;
@@ -111,7 +112,8 @@ auto hm_from_dense(const ExecSpace& exec, const DenseView& a) {
 /// banded or triangular structure. Throws nearsparse::invalid_argument if A holds a nonzero off
 /// those diagonals, or NaN or Inf.
 template <class ExecSpace, class DenseView>
-auto hm_from_dense(const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
+hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space>
+hm_from_dense(const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;

@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace nearsparse::diagonal::detail {
@@ -85,6 +86,68 @@ void cdm_banded_multiply(const ExecSpace& exec, int n, Scalar alpha,
           const Scalar v = alpha * acc(kd, tp);
           c(k0 + kd, p) = beta == Scalar(0) ? v : v + beta * c(k0 + kd, p);
         });
+      });
+}
+
+/// Positions of C one host task handles.
+inline constexpr int cdm_host_chunk = 512;
+
+/// The host form: one task per (compact diagonal of C, chunk of positions); for every stored
+/// diagonal of A whose partner in B exists, a multiply-add over the chunk split where the shifted
+/// indices wrap around, so each piece is a unit-stride loop the compiler vectorizes. The
+/// portable team kernel above runs on the host too, but its per-element lookups keep it scalar.
+template <class ExecSpace, class Scalar, class Mem>
+void cdm_banded_multiply_host(const ExecSpace& exec, int n, Scalar alpha,
+                              const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& a,
+                              const Kokkos::View<int*, Mem>& a_logical, bool transpose_a,
+                              const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& b,
+                              const Kokkos::View<int*, Mem>& b_lookup, bool transpose_b,
+                              Scalar beta,
+                              const Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>& c,
+                              const Kokkos::View<int*, Mem>& c_indices) {
+  constexpr int chunk = cdm_host_chunk;
+  const int a_count = int(a.extent(0));
+  const int c_count = int(c.extent(0));
+  const int chunks = (n + chunk - 1) / chunk;
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::cdm_multiply_banded",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, std::int64_t(c_count) * chunks),
+      KOKKOS_LAMBDA(const std::int64_t task) {
+        const int row_c = int(task / chunks);
+        const int p0 = int(task % chunks) * chunk;
+        const int p1 = p0 + chunk < n ? p0 + chunk : n;
+        const int k = c_indices(row_c);
+        Scalar acc[chunk];
+        for (int p = p0; p < p1; ++p) acc[p - p0] = 0;
+        for (int at = 0; at < a_count; ++at) {
+          const int la = a_logical(at);
+          const int lb = wrap(k - la, n);
+          const int row_b = b_lookup(transpose_b ? wrap(n - lb, n) : lb);
+          if (row_b < 0) continue;
+          // Entry p reads A at (p + sa) mod n and B at (p + sb) mod n.
+          const int sa = transpose_a ? la : 0;
+          const int sb = transpose_b ? wrap(la + lb, n) : la;
+          const Scalar* pa = &a(at, 0);
+          const Scalar* pb = &b(row_b, 0);
+          int p = p0;
+          while (p < p1) {
+            const int qa = p + sa >= n ? p + sa - n : p + sa;
+            const int qb = p + sb >= n ? p + sb - n : p + sb;
+            // Run until either index wraps or the chunk ends.
+            int end = p1;
+            if (p + (n - qa) < end) end = p + (n - qa);
+            if (p + (n - qb) < end) end = p + (n - qb);
+            const Scalar* xa = pa + (qa - p);
+            const Scalar* xb = pb + (qb - p);
+            Scalar* out = acc - p0;
+            for (int q = p; q < end; ++q) out[q] += xa[q] * xb[q];
+            p = end;
+          }
+        }
+        for (int p = p0; p < p1; ++p) {
+          const Scalar v = alpha * acc[p - p0];
+          c(row_c, p) = beta == Scalar(0) ? v : v + beta * c(row_c, p);
+        }
       });
 }
 

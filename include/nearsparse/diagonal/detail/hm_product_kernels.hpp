@@ -47,22 +47,27 @@ void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Me
   const auto c_starts = plan.c_starts;
   const int c_diagonals = int(chunk_ptr.extent(0));
   using policy = Kokkos::TeamPolicy<ExecSpace>;
+  // On a GPU one thread per position; a host team (one thread) walks the chunk.
+  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : hm_chunk;
   Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_multiply_output_stationary",
-      policy(exec, plan.chunks, hm_chunk), KOKKOS_LAMBDA(const typename policy::member_type& m) {
+      "nearsparse::diagonal::hm_multiply_output_stationary", policy(exec, plan.chunks, team),
+      KOKKOS_LAMBDA(const typename policy::member_type& m) {
         const index_type chunk = m.league_rank();
         const int ci = upper_index(chunk_ptr, c_diagonals, chunk);
         const index_type c0 = c_starts(ci);
         const index_type len = c_starts(ci + 1) - c0;
-        const index_type q = (chunk - chunk_ptr(ci)) * hm_chunk + m.team_rank();
-        if (q >= len) return;
-        Scalar acc = 0;
-        const index_type end = pair_ptr(ci + 1);
-        for (index_type p = pair_ptr(ci); p < end; ++p) {
-          const hm_pair pr = pairs(p);
-          if (q >= pr.qlo && q < pr.qhi) acc += a(pr.a_base + q) * b(pr.b_base + q);
-        }
-        c(c0 + q) = beta == Scalar(0) ? alpha * acc : alpha * acc + beta * c(c0 + q);
+        const index_type first = (chunk - chunk_ptr(ci)) * hm_chunk;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hm_chunk), [&](const int r) {
+          const index_type q = first + r;
+          if (q >= len) return;
+          Scalar acc = 0;
+          const index_type end = pair_ptr(ci + 1);
+          for (index_type p = pair_ptr(ci); p < end; ++p) {
+            const hm_pair pr = pairs(p);
+            if (q >= pr.qlo && q < pr.qhi) acc += a(pr.a_base + q) * b(pr.b_base + q);
+          }
+          c(c0 + q) = beta == Scalar(0) ? alpha * acc : alpha * acc + beta * c(c0 + q);
+        });
       });
 }
 
