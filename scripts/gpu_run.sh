@@ -3,21 +3,24 @@
 # scripts/gpu_prepare.sh assembled, runs the whole ctest suite on the GPU, then the benchmarks.
 #
 #   scripts/gpu_run.sh [--deps DIR] [--out DIR] [--bench-filter REGEX] [--no-bench]
+#                      [--tests REGEX]
 #
 # Results go to the --out folder (default build/gpu-results): ctest.log, info.txt, and the
-# benchmarks as bench.json and bench.txt.
+# benchmarks as bench.json and bench.txt. --tests limits ctest to the tests matching REGEX.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps=$root/.gpu-deps
 out=$root/build/gpu-results
 filter=.
 bench=1
+tests=.
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --deps) deps=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --bench-filter) filter=${2:?}; shift 2 ;;
     --no-bench) bench=0; shift ;;
+    --tests) tests=${2:?}; shift 2 ;;
     -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -34,7 +37,7 @@ build=$(NEARSPARSE_KOKKOS_PREFIX=$deps "$root/scripts/build.sh" --backend cuda \
 
 "$build/apps/nearsparse/nearsparse" info | tee "$out/info.txt"
 status=0
-(cd "$build" && OMP_PROC_BIND=false ctest --output-on-failure 2>&1) | tee "$out/ctest.log" ||
+(cd "$build" && OMP_PROC_BIND=false ctest --output-on-failure -R "$tests" 2>&1) | tee "$out/ctest.log" ||
   status=1
 if [[ $bench -eq 1 ]]; then
   "$build/perf/nearsparse_bench" --benchmark_filter="$filter" --benchmark_out="$out/bench.json" \

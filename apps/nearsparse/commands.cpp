@@ -26,6 +26,18 @@ const std::vector<command>& commands() {
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
        "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n",
        run_spamm, true},
+      {"diag", "banded (CDM) and structured-sparse (HM) products: time, baseline, check",
+       "  --n N            size of the banded matrices (default 10240)\n"
+       "  --half-band W    diagonals on each side of the main one (default 10)\n"
+       "  --structured-n N size of the structured-sparse matrices (default 4000)\n"
+       "  --dg-a D         randomly placed diagonals of A (default 29)\n"
+       "  --dg-b D         randomly placed diagonals of B (default 35)\n"
+       "  --op-a OP        none or transpose: multiply by A^T (default none)\n"
+       "  --op-b OP        none or transpose (default none)\n"
+       "  --kernel K       HM kernel: output_stationary (default) or atomic\n"
+       "  --seed S         random seed of the matrices (default 2024)\n"
+       "  --check-rows R   rows of C checked against a host computation (default 64)\n",
+       run_diag, true},
   };
   return list;
 }

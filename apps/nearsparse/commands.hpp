@@ -24,5 +24,6 @@ extern const char* const common_options;
 
 int run_info(arguments& args);
 int run_spamm(arguments& args);
+int run_diag(arguments& args);
 
 }  // namespace nearsparse::app

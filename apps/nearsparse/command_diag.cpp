@@ -1,0 +1,235 @@
+// `nearsparse diag`: a banded product in CDM storage and a structured-sparse product in HM
+// storage on random matrices, timed against Kokkos Kernels' spgemm on the same matrices in CSR,
+// and checked against an independent host computation on a sample of rows.
+#include "backend_dispatch.hpp"
+#include "commands.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal.hpp>
+
+#include <KokkosKernels_Handle.hpp>
+#include <KokkosSparse_spgemm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nearsparse::app {
+
+namespace {
+
+namespace nd = nearsparse::diagonal;
+
+struct diag_settings {
+  int n_banded;
+  int half_band;
+  int n_structured;
+  int dg_a, dg_b;
+  nd::op op_a, op_b;
+  nd::hm_algorithm algorithm;
+  std::uint64_t seed;
+  int sample_rows;
+};
+
+template <class Exec, class F>
+double median_seconds(const Exec& exec, F&& f, int runs = 5) {
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    exec.fence();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// An HM matrix copied to the host, with element lookup.
+struct host_hm {
+  int rows = 0, cols = 0;
+  std::vector<int> offsets;
+  std::vector<std::int64_t> starts;
+  std::vector<double> values;
+  template <class Scalar, class Mem>
+  explicit host_hm(const nd::hm_matrix<Scalar, Mem>& m)
+      : rows(m.rows()), cols(m.cols()), offsets(m.host_offsets()), starts(m.host_starts()) {
+    auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m.values());
+    values.assign(v.data(), v.data() + v.extent(0));
+  }
+  /// Element (i, j) of op(this).
+  double at(long i, long j, nd::op o) const {
+    if (o == nd::op::transpose) std::swap(i, j);
+    const auto it = std::lower_bound(offsets.begin(), offsets.end(), int(j - i));
+    if (it == offsets.end() || *it != j - i) return 0;
+    return values[std::size_t(starts[std::size_t(it - offsets.begin())] + std::min(i, j))];
+  }
+  /// Nonzero columns of row i of op(this), with values.
+  std::vector<std::pair<long, double>> row(long i, nd::op o) const {
+    std::vector<std::pair<long, double>> out;
+    const long ncols = o == nd::op::none ? cols : rows;
+    for (int d : offsets) {
+      const long j = i + (o == nd::op::none ? d : -d);
+      if (j >= 0 && j < ncols) out.emplace_back(j, at(i, j, o));
+    }
+    return out;
+  }
+};
+
+/// Largest |C - op(A) op(B)| over sampled rows, relative to the error bound of the sum.
+double sampled_check(const host_hm& a, nd::op op_a, const host_hm& b, nd::op op_b,
+                     const host_hm& c, int sample_rows, double roundoff, int inner) {
+  double worst = 0;
+  const int rows = c.rows;
+  for (int s = 0; s < std::min(sample_rows, rows); ++s) {
+    const long i = sample_rows >= rows ? s : long(double(s) * (rows - 1) / (sample_rows - 1));
+    std::map<long, std::pair<double, double>> expected;  // column -> (sum, sum of magnitudes)
+    for (const auto& [l, av] : a.row(i, op_a))
+      for (const auto& [j, bv] : b.row(l, op_b)) {
+        expected[j].first += av * bv;
+        expected[j].second += std::abs(av * bv);
+      }
+    for (const auto& [j, cv] : c.row(i, nd::op::none))
+      if (!expected.count(j)) expected[j] = {0.0, 0.0};
+    for (const auto& [j, e] : expected) {
+      const double bound = 4.0 * (inner + 2) * roundoff * e.second + 1e-300;
+      worst = std::max(worst, std::abs(c.at(i, j, nd::op::none) - e.first) / bound);
+    }
+  }
+  return worst;
+}
+
+/// Kokkos Kernels' spgemm on CSR copies (symbolic and numeric), the library baseline.
+template <class Exec, class Scalar>
+double time_kk_spgemm(const Exec& exec, const nd::hm_matrix<Scalar, typename Exec::memory_space>& a,
+                      const nd::hm_matrix<Scalar, typename Exec::memory_space>& b) {
+  using crs = nd::crs_matrix<Scalar, Exec>;
+  const crs ca = nd::to_crs(exec, a), cb = nd::to_crs(exec, b);
+  return median_seconds(exec, [&] {
+    using handle_t = KokkosKernels::Experimental::KokkosKernelsHandle<
+        int, int, Scalar, Exec, typename Exec::memory_space, typename Exec::memory_space>;
+    handle_t kh;
+    kh.create_spgemm_handle(KokkosSparse::SPGEMM_KK);
+    crs c;
+    KokkosSparse::spgemm_symbolic(kh, ca, false, cb, false, c);
+    KokkosSparse::spgemm_numeric(kh, ca, false, cb, false, c);
+  });
+}
+
+template <class Exec>
+bool report_check(const char* what, double worst) {
+  const bool ok = worst <= 1.0;
+  std::printf("  check (%s): largest error / bound %.3g over the sampled rows: %s\n", what, worst,
+              ok ? "OK" : "FAILED");
+  return ok;
+}
+
+template <class Exec>
+int run_on(const Exec& exec, const diag_settings& s) {
+  using mem = typename Exec::memory_space;
+  using scalar = double;
+  constexpr double roundoff = 0x1p-53;
+  bool ok = true;
+
+  // Banded: A and B with half-band w, multiplied in CDM storage.
+  {
+    const int n = s.n_banded, w = s.half_band;
+    std::printf("diag on %s: banded product, n = %d, half-band %d (%d diagonals each), fp64, "
+                "op(A) %s, op(B) %s\n",
+                Exec::name(), n, w, std::min(2 * w + 1, 2 * n - 1), nd::to_string(s.op_a),
+                nd::to_string(s.op_b));
+    const auto a = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed);
+    const auto b = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed + 1);
+    const auto ca = nd::cdm_from_hm(exec, a), cb = nd::cdm_from_hm(exec, b);
+    nd::cdm_matrix<scalar, mem> cc;
+    const double t_whole = median_seconds(exec, [&] { cc = nd::multiply(exec, ca, cb, s.op_a, s.op_b); });
+    const nd::cdm_product_plan<scalar, mem> plan(exec, ca, cb, s.op_a, s.op_b);
+    auto c2 = plan.make_c(exec);
+    const double t_kernel =
+        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, ca, cb, 0.0, c2); });
+    const double t_hm = median_seconds(exec, [&] { nd::multiply(exec, a, b, s.op_a, s.op_b); });
+    std::printf("  C: %d compact diagonals of %d; CDM product %.3f ms (whole call), %.3f ms "
+                "(plan reused); HM product %.3f ms\n",
+                cc.diagonal_count(), n, 1e3 * t_whole, 1e3 * t_kernel, 1e3 * t_hm);
+    if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
+      const double t_kk = time_kk_spgemm(exec, a, b);
+      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: CDM is %.1fx faster\n", 1e3 * t_kk,
+                  t_kk / t_whole);
+    }
+    ok &= report_check<Exec>("banded", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
+                                                     host_hm(nd::hm_from_cdm(exec, cc)),
+                                                     s.sample_rows, roundoff, n));
+  }
+
+  // Structured sparse: randomly placed diagonals, multiplied in HM storage.
+  {
+    const int n = s.n_structured;
+    std::printf("diag on %s: structured-sparse product, n = %d, %d x %d random diagonals, fp64, "
+                "%s kernel\n",
+                Exec::name(), n, s.dg_a, s.dg_b, nd::to_string(s.algorithm));
+    const auto a = nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_a, s.seed),
+                                         s.seed + 2);
+    const auto b = nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_b, s.seed + 1),
+                                         s.seed + 3);
+    nd::hm_matrix<scalar, mem> c;
+    const double t_whole = median_seconds(
+        exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.algorithm); });
+    const nd::hm_product_plan<scalar, mem> plan(exec, a, b, s.op_a, s.op_b);
+    auto c2 = plan.make_c(exec);
+    const double t_kernel = median_seconds(
+        exec, [&] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c2, s.algorithm); });
+    std::printf("  A: %lld stored, B: %lld stored; C: %d diagonals, %lld stored (%.1f %% of "
+                "dense), %lld diagonal pairs\n",
+                (long long)a.stored_count(), (long long)b.stored_count(), c.diagonal_count(),
+                (long long)c.stored_count(), 100.0 * double(c.stored_count()) / (double(n) * n),
+                (long long)plan.pair_count());
+    std::printf("  HM product %.3f ms (whole call), %.3f ms (plan reused), %.2f GFLOP/s\n",
+                1e3 * t_whole, 1e3 * t_kernel, plan.flops() / t_kernel * 1e-9);
+    if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
+      const double t_kk = time_kk_spgemm(exec, a, b);
+      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: HM is %.1fx faster\n", 1e3 * t_kk,
+                  t_kk / t_whole);
+    }
+    ok &= report_check<Exec>("structured", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
+                                                         host_hm(c), s.sample_rows, roundoff, n));
+  }
+  return ok ? 0 : 1;
+}
+
+nd::op parse_op(const std::string& text, const char* option) {
+  require(text == "none" || text == "transpose", "nearsparse diag", option,
+          "is '" + text + "'; expected none or transpose");
+  return text == "none" ? nd::op::none : nd::op::transpose;
+}
+
+}  // namespace
+
+int run_diag(arguments& args) {
+  diag_settings s;
+  s.n_banded = int(args.integer("n", 10240, 1, 1 << 24));
+  s.half_band = int(args.integer("half-band", 10, 0, 1 << 24));
+  s.n_structured = int(args.integer("structured-n", 4000, 1, 1 << 20));
+  s.dg_a = int(args.integer("dg-a", 29, 0, 1 << 21));
+  s.dg_b = int(args.integer("dg-b", 35, 0, 1 << 21));
+  s.op_a = parse_op(args.text("op-a", "none"), "--op-a");
+  s.op_b = parse_op(args.text("op-b", "none"), "--op-b");
+  const std::string kernel = args.text("kernel", "output_stationary");
+  s.seed = std::uint64_t(args.integer("seed", 2024, 0, 1LL << 62));
+  s.sample_rows = int(args.integer("check-rows", 64, 1, 1 << 20));
+  const std::string backend = args.text("backend", "");
+  args.finish();
+  require(kernel == "output_stationary" || kernel == "atomic", "nearsparse diag", "--kernel",
+          "is '" + kernel + "'; expected output_stationary or atomic");
+  s.algorithm =
+      kernel == "atomic" ? nd::hm_algorithm::atomic : nd::hm_algorithm::output_stationary;
+  return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
+}
+
+}  // namespace nearsparse::app
