@@ -147,6 +147,12 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
                       false});
     others.push_back({"hm", [=] { const auto r = nd::multiply(exec, a, b); }, 0, 1, false});
   }
+  // Where a whole call's time goes beyond the kernel: the symbolic phase, C's allocation.
+  others.push_back({"hm_plan_build",
+                    [=] { const nd::hm_product_plan<double, Kokkos::CudaSpace> p(exec, a, b); }, 0,
+                    1, false});
+  others.push_back({"hm_c_allocation", [=] { const auto m = plan.make_c_uninitialized(exec); }, 0,
+                    1, false});
   others.push_back(
       {"hm_plan_reused", [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused); }, 0, 1, false});
   others.push_back({"hm_atomic_plan_reused",

@@ -93,7 +93,7 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     const index_type at = next[std::size_t(ci)]++;
     out.pairs[std::size_t(at)] = found[f].pair;
     out.pairs[std::size_t(at)].c_start = out.c_starts[std::size_t(ci)];
-    out.a_order[f] = int(at);
+    out.a_order[f] = at;
   }
   return out;
 }

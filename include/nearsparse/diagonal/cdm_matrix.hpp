@@ -7,6 +7,7 @@
 // the band). Transposed access reads compact diagonal n - k shifted by k: no data moves.
 
 #include <nearsparse/diagonal/detail/indexing.hpp>
+#include <nearsparse/diagonal/operation.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -42,10 +43,12 @@ class cdm_matrix {
 
   cdm_matrix() = default;
 
-  /// An n x n matrix storing the compact diagonals `indices` (any order, each once), all zero.
+  /// An n x n matrix storing the compact diagonals `indices` (any order, each once), all zero
+  /// (or, with values_init::uninitialized, unset).
   template <class ExecSpace>
   cdm_matrix(const ExecSpace& exec, int n, std::vector<int> indices,
-             const std::string& label = "nearsparse::cdm_matrix")
+             const std::string& label = "nearsparse::cdm_matrix",
+             values_init init = values_init::zero)
       : n_(n) {
     static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                   "cdm_matrix: the first argument must be an execution space instance");
@@ -55,7 +58,12 @@ class cdm_matrix {
     host_lookup_.assign(std::size_t(n), -1);
     for (std::size_t t = 0; t < host_indices_.size(); ++t) host_lookup_[host_indices_[t]] = int(t);
     const auto count = host_indices_.size();
-    values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), count, std::size_t(n));
+    if (init == values_init::zero) {
+      values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), count, std::size_t(n));
+    } else {
+      values_ = values_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".values"),
+                            count, std::size_t(n));
+    }
     indices_ = indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".indices"),
                             count);
     lookup_ = indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".lookup"),

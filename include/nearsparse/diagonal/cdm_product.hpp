@@ -60,6 +60,12 @@ class cdm_product_plan {
     return matrix(exec, n_, c_indices_, "nearsparse::cdm_product.C");
   }
 
+  /// C with the product's structure and unset values, for a product with beta = 0.
+  template <class ExecSpace>
+  matrix make_c_uninitialized(const ExecSpace& exec) const {
+    return matrix(exec, n_, c_indices_, "nearsparse::cdm_product.C", values_init::uninitialized);
+  }
+
   Kokkos::View<int*, MemorySpace> a_logical() const { return a_logical_; }
 
   /// Throws nearsparse::invalid_argument unless A, B and C have the structure this plan is for.
@@ -118,7 +124,7 @@ cdm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const cdm_matrix<Scalar,
                                  const cdm_matrix<Scalar, Mem>& b, op op_a = op::none,
                                  op op_b = op::none) {
   const cdm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
-  auto c = plan.make_c(exec);
+  auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
   multiply(exec, plan, 1.0, a, b, 0.0, c);
   return c;
 }

@@ -10,6 +10,7 @@
 
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/diagonal/detail/indexing.hpp>
+#include <nearsparse/diagonal/operation.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -49,10 +50,12 @@ class hm_matrix {
 
   hm_matrix() = default;
 
-  /// A rows x cols matrix storing the diagonals `offsets` (any order, each once), all zero.
+  /// A rows x cols matrix storing the diagonals `offsets` (any order, each once), all zero
+  /// (or, with values_init::uninitialized, unset).
   template <class ExecSpace>
   hm_matrix(const ExecSpace& exec, int rows, int cols, std::vector<int> offsets,
-            const std::string& label = "nearsparse::hm_matrix")
+            const std::string& label = "nearsparse::hm_matrix",
+            values_init init = values_init::zero)
       : rows_(rows), cols_(cols) {
     static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                   "hm_matrix: the first argument must be an execution space instance");
@@ -66,7 +69,12 @@ class hm_matrix {
                             count);
     starts_ =
         starts_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".starts"), count + 1);
-    values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), host_starts_.back());
+    if (init == values_init::zero) {
+      values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), host_starts_.back());
+    } else {
+      values_ = values_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".values"),
+                            host_starts_.back());
+    }
     // Through host Views that own their data, so the asynchronous copies never read a buffer that
     // is gone.
     Kokkos::View<int*, Kokkos::HostSpace> ho("offsets", count);

@@ -15,6 +15,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <limits>
 #include <string>
 #include <vector>
@@ -61,19 +63,7 @@ class hm_product_plan {
           "hm_product_plan: ", symbolic_.pairs.size(),
           " pairs of diagonals meet; the HM product handles at most 2^31 - 1 (use a dense or "
           "tile format for matrices this full)"));
-    device_.pairs = detail::to_device<detail::hm_pair, MemorySpace>(exec, symbolic_.pairs,
-                                                                     "nearsparse::hm_plan.pairs");
-    device_.pair_ptr = detail::to_device<detail::index_type, MemorySpace>(
-        exec, symbolic_.pair_ptr, "nearsparse::hm_plan.pair_ptr");
-    device_.chunk_ptr = detail::to_device<detail::index_type, MemorySpace>(
-        exec, symbolic_.chunk_ptr, "nearsparse::hm_plan.chunk_ptr");
-    device_.c_starts = detail::to_device<detail::index_type, MemorySpace>(
-        exec, symbolic_.c_starts, "nearsparse::hm_plan.c_starts");
-    device_.a_ptr = detail::to_device<detail::index_type, MemorySpace>(
-        exec, symbolic_.a_ptr, "nearsparse::hm_plan.a_ptr");
-    device_.a_order = detail::to_device<int, MemorySpace>(exec, symbolic_.a_order,
-                                                          "nearsparse::hm_plan.a_order");
-    device_.chunks = symbolic_.chunk_ptr.back();
+    upload(exec);
     // The host copies of the pairs are not needed again.
     symbolic_.pairs = {};
     symbolic_.a_order = {};
@@ -99,6 +89,13 @@ class hm_product_plan {
     return matrix(exec, rows(), cols(), c_offsets(), "nearsparse::hm_product.C");
   }
 
+  /// C with the product's structure and unset values, for a product with beta = 0.
+  template <class ExecSpace>
+  matrix make_c_uninitialized(const ExecSpace& exec) const {
+    return matrix(exec, rows(), cols(), c_offsets(), "nearsparse::hm_product.C",
+                  values_init::uninitialized);
+  }
+
   const detail::hm_device_pairs<MemorySpace>& device() const { return device_; }
 
   /// Throws nearsparse::invalid_argument unless A, B and C have the structure this plan is for.
@@ -118,6 +115,37 @@ class hm_product_plan {
                                      " diagonals) does not have the structure the plan was made "
                                      "for (",
                                      rows, " x ", cols, ", ", offsets.size(), " diagonals)"));
+  }
+
+  // Packs the device arrays into one buffer and copies it over in one transfer.
+  template <class ExecSpace>
+  void upload(const ExecSpace& exec) {
+    const auto& s = symbolic_;
+    const std::size_t words = 4 * s.pairs.size() + 3 * s.pair_ptr.size() + s.a_ptr.size() +
+                              s.a_order.size();
+    Kokkos::View<detail::index_type*, Kokkos::HostSpace> staged(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")),
+        words);
+    device_.storage = Kokkos::View<detail::index_type*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
+    std::size_t at = 0;
+    const auto place = [&](const auto& host, auto& view) {
+      using value = typename std::decay_t<decltype(view)>::value_type;
+      const std::size_t n = host.size() * sizeof(host[0]) / sizeof(detail::index_type);
+      if (!host.empty()) std::memcpy(staged.data() + at, host.data(), host.size() * sizeof(host[0]));
+      view = std::decay_t<decltype(view)>(reinterpret_cast<value*>(device_.storage.data() + at),
+                                          host.size());
+      at += n;
+    };
+    place(s.pairs, device_.pairs);
+    place(s.pair_ptr, device_.pair_ptr);
+    place(s.chunk_ptr, device_.chunk_ptr);
+    place(s.c_starts, device_.c_starts);
+    place(s.a_ptr, device_.a_ptr);
+    place(s.a_order, device_.a_order);
+    Kokkos::deep_copy(exec, device_.storage, staged);
+    exec.fence();  // `staged` dies here
+    device_.chunks = s.chunk_ptr.back();
   }
 
   op op_a_, op_b_;
@@ -159,7 +187,7 @@ hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, M
                                 op op_b = op::none,
                                 hm_algorithm algorithm = hm_algorithm::output_stationary) {
   const hm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
-  auto c = plan.make_c(exec);
+  auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
   multiply(exec, plan, 1.0, a, b, 0.0, c, algorithm);
   return c;
 }

@@ -17,6 +17,9 @@ enum class hm_algorithm {
   atomic
 };
 
+/// Whether a new matrix's values are set to zero or left unset (to be overwritten).
+enum class values_init { zero, uninitialized };
+
 /// "none" or "transpose".
 const char* to_string(op operation);
 /// "output_stationary" or "atomic".

@@ -10,17 +10,23 @@
 
 namespace nearsparse::diagonal::detail {
 
-/// The symbolic product on the device.
+/// The symbolic product on the device: one allocation holding every array (a product that also
+/// builds its plan pays for one allocation and one copy, not six).
 template <class Mem>
 struct hm_device_pairs {
-  Kokkos::View<hm_pair*, Mem> pairs;
-  Kokkos::View<index_type*, Mem> pair_ptr;
-  Kokkos::View<index_type*, Mem> chunk_ptr;
-  Kokkos::View<index_type*, Mem> c_starts;
-  Kokkos::View<index_type*, Mem> a_ptr;
-  Kokkos::View<int*, Mem> a_order;
+  template <class T>
+  using array = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::View<index_type*, Mem> storage;
+  array<hm_pair> pairs;
+  array<index_type> pair_ptr;
+  array<index_type> chunk_ptr;
+  array<index_type> c_starts;
+  array<index_type> a_ptr;
+  array<index_type> a_order;
   index_type chunks = 0;
 };
+
+static_assert(sizeof(hm_pair) == 4 * sizeof(index_type), "hm_pair packs into four words");
 
 /// Largest t with ptr(t) <= x, for ptr ascending with ptr(0) <= x.
 template <class View>

@@ -44,7 +44,7 @@ struct hm_symbolic_product {
   std::vector<index_type> pair_ptr;           // c_offsets.size() + 1
   std::vector<index_type> chunk_ptr;          // chunks of `chunk` positions per C diagonal
   std::vector<index_type> a_ptr;              // pairs of each stored diagonal of A ...
-  std::vector<int> a_order;                   // ... as indices into `pairs`
+  std::vector<index_type> a_order;            // ... as indices into `pairs`
   double multiply_adds = 0;                   // sum of qhi - qlo
 };
 
