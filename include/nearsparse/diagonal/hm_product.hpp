@@ -58,15 +58,7 @@ class hm_product_plan {
     symbolic_ = detail::hm_symbolic(
         "hm_product_plan", {a.rows(), a.cols(), &a.host_offsets(), &a.host_starts(), op_a},
         {b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b});
-    if (symbolic_.pairs.size() > std::size_t(std::numeric_limits<int>::max()))
-      throw nearsparse::unsupported(nearsparse::detail::concat(
-          "hm_product_plan: ", symbolic_.pairs.size(),
-          " pairs of diagonals meet; the HM product handles at most 2^31 - 1 (use a dense or "
-          "tile format for matrices this full)"));
     upload(exec);
-    // The host copies of the pairs are not needed again.
-    symbolic_.pairs = {};
-    symbolic_.a_order = {};
   }
 
   int rows() const { return symbolic_.rows; }
@@ -117,32 +109,37 @@ class hm_product_plan {
                                      rows, " x ", cols, ", ", offsets.size(), " diagonals)"));
   }
 
-  // Packs the device arrays into one buffer and copies it over in one transfer.
+  // Packs the device arrays into one buffer, the pairs written straight into it, and copies it
+  // over in one transfer.
   template <class ExecSpace>
   void upload(const ExecSpace& exec) {
     const auto& s = symbolic_;
-    const std::size_t words = 4 * s.pairs.size() + 3 * s.pair_ptr.size() + s.a_ptr.size() +
-                              s.a_order.size();
-    Kokkos::View<detail::index_type*, Kokkos::HostSpace> staged(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")),
-        words);
+    const std::size_t pairs = std::size_t(s.pair_ptr.back());
+    const std::size_t words = 4 * pairs + pairs + 3 * s.pair_ptr.size() + s.a_ptr.size();
     device_.storage = Kokkos::View<detail::index_type*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
+    Kokkos::View<detail::index_type*, Kokkos::HostSpace> staged(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
     std::size_t at = 0;
-    const auto place = [&](const auto& host, auto& view) {
+    const auto carve = [&](auto& view, std::size_t count) {
       using value = typename std::decay_t<decltype(view)>::value_type;
-      const std::size_t n = host.size() * sizeof(host[0]) / sizeof(detail::index_type);
-      if (!host.empty()) std::memcpy(staged.data() + at, host.data(), host.size() * sizeof(host[0]));
       view = std::decay_t<decltype(view)>(reinterpret_cast<value*>(device_.storage.data() + at),
-                                          host.size());
-      at += n;
+                                          count);
+      auto* host = reinterpret_cast<value*>(staged.data() + at);
+      at += count * sizeof(value) / sizeof(detail::index_type);
+      return host;
     };
-    place(s.pairs, device_.pairs);
-    place(s.pair_ptr, device_.pair_ptr);
-    place(s.chunk_ptr, device_.chunk_ptr);
-    place(s.c_starts, device_.c_starts);
-    place(s.a_ptr, device_.a_ptr);
-    place(s.a_order, device_.a_order);
+    auto* host_pairs = carve(device_.pairs, pairs);
+    auto* host_order = carve(device_.a_order, pairs);
+    detail::hm_fill_pairs(s, host_pairs, host_order);
+    const auto put = [&](const std::vector<detail::index_type>& v, auto& view) {
+      auto* host = carve(view, v.size());
+      std::copy(v.begin(), v.end(), host);
+    };
+    put(s.pair_ptr, device_.pair_ptr);
+    put(s.chunk_ptr, device_.chunk_ptr);
+    put(s.c_starts, device_.c_starts);
+    put(s.a_ptr, device_.a_ptr);
     Kokkos::deep_copy(exec, device_.storage, staged);
     exec.fence();  // `staged` dies here
     device_.chunks = s.chunk_ptr.back();

@@ -40,20 +40,26 @@ struct hm_symbolic_product {
   int inner = 0;  // K
   std::vector<int> c_offsets;                 // ascending
   std::vector<index_type> c_starts;           // c_offsets.size() + 1
-  std::vector<hm_pair> pairs;                 // grouped by C diagonal
-  std::vector<index_type> pair_ptr;           // c_offsets.size() + 1
+  std::vector<index_type> pair_ptr;           // pairs of each C diagonal; c_offsets.size() + 1
   std::vector<index_type> chunk_ptr;          // chunks of `chunk` positions per C diagonal
-  std::vector<index_type> a_ptr;              // pairs of each stored diagonal of A ...
-  std::vector<index_type> a_order;            // ... as indices into `pairs`
+  std::vector<index_type> a_ptr;              // pairs of each stored diagonal of A
   double multiply_adds = 0;                   // sum of qhi - qlo
+  hm_operand_structure a{}, b{};              // what it was made from (for the second pass)
+  std::vector<int> c_index;                   // C offset + rows - 1 -> C diagonal, or -1
 };
 
 /// Positions of C one team or one host task handles in the output-stationary kernel.
 inline constexpr int hm_chunk = 256;
 
-/// The symbolic product. Throws nearsparse::invalid_argument naming `function` when the inner
-/// extents of op(A) and op(B) differ.
+/// The symbolic product's counts and C's structure (first pass: nothing per pair is stored).
+/// Throws nearsparse::invalid_argument naming `function` when the inner extents of op(A) and
+/// op(B) differ.
 hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
                                 const hm_operand_structure& b);
+
+/// Second pass: writes the pairs, grouped by C diagonal (A-major within each), to `pairs`
+/// (pair_ptr.back() of them) and, for each pair in A-major order, its index in `pairs` to
+/// `a_order`. Straight into the caller's buffer, so a large product touches its pairs once.
+void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs, index_type* a_order);
 
 }  // namespace nearsparse::diagonal::detail
