@@ -19,9 +19,9 @@
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/diagonal.hpp>
 
+#include <benchmark/benchmark.h>
 #include <KokkosKernels_Handle.hpp>
 #include <KokkosSparse_spgemm.hpp>
-#include <benchmark/benchmark.h>
 
 #include <Kokkos_Core.hpp>
 
@@ -55,8 +55,8 @@ using hm = nd::hm_matrix<double, typename Exec::memory_space>;
 
 template <class Exec>
 std::tuple<hm<Exec>, hm<Exec>> make_operands(const Exec& exec, const diag_case& c) {
-  const auto offsets_a = c.banded ? nd::banded_offsets(c.n, c.n, c.a, c.a)
-                                  : nd::random_offsets(c.n, c.n, c.a, c.seed);
+  const auto offsets_a =
+      c.banded ? nd::banded_offsets(c.n, c.n, c.a, c.a) : nd::random_offsets(c.n, c.n, c.a, c.seed);
   const auto offsets_b = c.banded ? nd::banded_offsets(c.n, c.n, c.b, c.b)
                                   : nd::random_offsets(c.n, c.n, c.b, c.seed + 1);
   return {nd::random_hm<double>(exec, c.n, c.n, offsets_a, c.seed + 2),
@@ -151,25 +151,24 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
   others.push_back({"hm_plan_build",
                     [=] { const nd::hm_product_plan<double, Kokkos::CudaSpace> p(exec, a, b); }, 0,
                     1, false});
-  others.push_back({"hm_c_allocation", [=] { const auto m = plan.make_c_uninitialized(exec); }, 0,
-                    1, false});
+  others.push_back(
+      {"hm_c_allocation", [=] { const auto m = plan.make_c_uninitialized(exec); }, 0, 1, false});
   others.push_back(
       {"hm_plan_reused", [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused); }, 0, 1, false});
-  others.push_back({"hm_atomic_plan_reused",
-                    [=] {
-                      nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, nd::hm_algorithm::atomic);
-                    },
-                    0, 1, false});
+  others.push_back(
+      {"hm_atomic_plan_reused",
+       [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, nd::hm_algorithm::atomic); }, 0, 1,
+       false});
   auto handle = std::make_shared<nearsparse::perf::cusparse::handle>(exec);
   using spgemm = nearsparse::perf::cusparse::csr_spgemm;
   const auto csr_of = [](const nd::crs_matrix<double, Kokkos::Cuda>& m) {
-    return spgemm::csr{int(m.numRows()), int(m.numCols()), int(m.nnz()), m.graph.row_map.data(),
-                       m.graph.entries.data(), m.values.data()};
+    return spgemm::csr{int(m.numRows()),       int(m.numCols()),       int(m.nnz()),
+                       m.graph.row_map.data(), m.graph.entries.data(), m.values.data()};
   };
   auto vendor = std::make_shared<spgemm>(*handle, csr_of(crs_a), csr_of(crs_b), false);
   others.push_back({"cusparse", [vendor] { vendor->run(); }, 0, 1});
-  others.push_back({"kokkos_kernels", kk_spgemm<Kokkos::Cuda>{exec, crs_a, crs_b},
-                    cpu_samples == 1 ? 2 : 0, 1});
+  others.push_back(
+      {"kokkos_kernels", kk_spgemm<Kokkos::Cuda>{exec, crs_a, crs_b}, cpu_samples == 1 ? 2 : 0, 1});
   const double c_density = double(plan.c_stored_count()) / (double(c.n) * c.n);
   std::shared_ptr<nearsparse::perf::cublas::handle> blas;
   if (c_density > 0.5) {
@@ -181,8 +180,8 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
     nearsparse::fill_random(exec, db, 2);
     others.push_back({"dgemm",
                       [=] {
-                        nearsparse::perf::cublas::gemm(*blas, nearsparse::perf::cublas::precision::fp64,
-                                                       1.0, da, db, 0.0, dc);
+                        nearsparse::perf::cublas::gemm(
+                            *blas, nearsparse::perf::cublas::precision::fp64, 1.0, da, db, 0.0, dc);
                       },
                       0, 1});
   }
@@ -230,10 +229,10 @@ std::vector<diag_case> banded_cases() {
 std::vector<diag_case> structured_cases() {
   if (nearsparse::perf::smoke_mode()) return {{false, 300, 9, 5, 7}};
   // Tables 1 and 2: (n, dgA, dgB).
-  return {{false, 1000, 9, 5, 7},     {false, 2000, 9, 15, 7},    {false, 3000, 29, 15, 7},
-          {false, 4000, 29, 35, 7},   {false, 5000, 59, 35, 7},   {false, 6000, 89, 75, 7},
-          {false, 7000, 99, 75, 7},   {false, 8000, 109, 35, 7},  {false, 9000, 59, 75, 7},
-          {false, 10000, 109, 35, 7}, {false, 10000, 200, 200, 7}, {false, 10000, 300, 300, 7},
+  return {{false, 1000, 9, 5, 7},      {false, 2000, 9, 15, 7},     {false, 3000, 29, 15, 7},
+          {false, 4000, 29, 35, 7},    {false, 5000, 59, 35, 7},    {false, 6000, 89, 75, 7},
+          {false, 7000, 99, 75, 7},    {false, 8000, 109, 35, 7},   {false, 9000, 59, 75, 7},
+          {false, 10000, 109, 35, 7},  {false, 10000, 200, 200, 7}, {false, 10000, 300, 300, 7},
           {false, 10000, 400, 200, 7}, {false, 10000, 500, 500, 7}, {false, 10000, 600, 600, 7}};
 }
 
@@ -250,11 +249,13 @@ void register_host() {
   if (std::string(Exec::name()) == "Serial") return;  // Serial is the baseline here
   for (const auto& c : banded_cases())
     if (c.n <= 2048 || nearsparse::perf::smoke_mode())
-      add("diag/banded/openmp/" + c.name(),
-          [c](benchmark::State& st) { bench_host<Exec>(st, c); }, 5);
+      add(
+          "diag/banded/openmp/" + c.name(), [c](benchmark::State& st) { bench_host<Exec>(st, c); },
+          5);
   for (const auto& c : structured_cases())
     if (c.n <= 4000)
-      add("diag/structured/openmp/" + c.name(),
+      add(
+          "diag/structured/openmp/" + c.name(),
           [c](benchmark::State& st) { bench_host<Exec>(st, c); }, 5);
 }
 
@@ -263,9 +264,11 @@ void register_all(std::tuple<Spaces...>*) {
   (register_host<Spaces>(), ...);
 #ifdef KOKKOS_ENABLE_CUDA
   for (const auto& c : banded_cases())
-    add("diag/banded/cuda/" + c.name(), [c](benchmark::State& st) { bench_cuda(st, c); }, 10);
+    add(
+        "diag/banded/cuda/" + c.name(), [c](benchmark::State& st) { bench_cuda(st, c); }, 10);
   for (const auto& c : structured_cases())
-    add("diag/structured/cuda/" + c.name(), [c](benchmark::State& st) { bench_cuda(st, c); },
+    add(
+        "diag/structured/cuda/" + c.name(), [c](benchmark::State& st) { bench_cuda(st, c); },
         c.a >= 200 ? 5 : 10);
 #endif
 }

@@ -84,8 +84,8 @@ struct host_hm {
 };
 
 /// Largest |C - op(A) op(B)| over sampled rows, relative to the error bound of the sum.
-double sampled_check(const host_hm& a, nd::op op_a, const host_hm& b, nd::op op_b,
-                     const host_hm& c, int sample_rows, double roundoff, int inner) {
+double sampled_check(const host_hm& a, nd::op op_a, const host_hm& b, nd::op op_b, const host_hm& c,
+                     int sample_rows, double roundoff, int inner) {
   double worst = 0;
   const int rows = c.rows;
   for (int s = 0; s < std::min(sample_rows, rows); ++s) {
@@ -141,55 +141,60 @@ int run_on(const Exec& exec, const diag_settings& s) {
   // Banded: A and B with half-band w, multiplied in CDM storage.
   {
     const int n = s.n_banded, w = s.half_band;
-    std::printf("diag on %s: banded product, n = %d, half-band %d (%d diagonals each), fp64, "
-                "op(A) %s, op(B) %s\n",
-                Exec::name(), n, w, std::min(2 * w + 1, 2 * n - 1), nd::to_string(s.op_a),
-                nd::to_string(s.op_b));
+    std::printf(
+        "diag on %s: banded product, n = %d, half-band %d (%d diagonals each), fp64, "
+        "op(A) %s, op(B) %s\n",
+        Exec::name(), n, w, std::min(2 * w + 1, 2 * n - 1), nd::to_string(s.op_a),
+        nd::to_string(s.op_b));
     const auto a = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed);
     const auto b = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed + 1);
     const auto ca = nd::cdm_from_hm(exec, a), cb = nd::cdm_from_hm(exec, b);
     nd::cdm_matrix<scalar, mem> cc;
-    const double t_whole = median_seconds(exec, [&] { cc = nd::multiply(exec, ca, cb, s.op_a, s.op_b); });
+    const double t_whole =
+        median_seconds(exec, [&] { cc = nd::multiply(exec, ca, cb, s.op_a, s.op_b); });
     const nd::cdm_product_plan<scalar, mem> plan(exec, ca, cb, s.op_a, s.op_b);
     auto c2 = plan.make_c(exec);
     const double t_kernel =
         median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, ca, cb, 0.0, c2); });
     const double t_hm = median_seconds(exec, [&] { nd::multiply(exec, a, b, s.op_a, s.op_b); });
-    std::printf("  C: %d compact diagonals of %d; CDM product %.3f ms (whole call), %.3f ms "
-                "(plan reused); HM product %.3f ms\n",
-                cc.diagonal_count(), n, 1e3 * t_whole, 1e3 * t_kernel, 1e3 * t_hm);
+    std::printf(
+        "  C: %d compact diagonals of %d; CDM product %.3f ms (whole call), %.3f ms "
+        "(plan reused); HM product %.3f ms\n",
+        cc.diagonal_count(), n, 1e3 * t_whole, 1e3 * t_kernel, 1e3 * t_hm);
     if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
       const double t_kk = time_kk_spgemm(exec, a, b);
       std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: CDM is %.1fx faster\n", 1e3 * t_kk,
                   t_kk / t_whole);
     }
-    ok &= report_check<Exec>("banded", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
-                                                     host_hm(nd::hm_from_cdm(exec, cc)),
-                                                     s.sample_rows, roundoff, n));
+    ok &= report_check<Exec>(
+        "banded", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
+                                host_hm(nd::hm_from_cdm(exec, cc)), s.sample_rows, roundoff, n));
   }
 
   // Structured sparse: randomly placed diagonals, multiplied in HM storage.
   {
     const int n = s.n_structured;
-    std::printf("diag on %s: structured-sparse product, n = %d, %d x %d random diagonals, fp64, "
-                "%s kernel\n",
-                Exec::name(), n, s.dg_a, s.dg_b, nd::to_string(s.algorithm));
-    const auto a = nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_a, s.seed),
-                                         s.seed + 2);
-    const auto b = nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_b, s.seed + 1),
-                                         s.seed + 3);
+    std::printf(
+        "diag on %s: structured-sparse product, n = %d, %d x %d random diagonals, fp64, "
+        "%s kernel\n",
+        Exec::name(), n, s.dg_a, s.dg_b, nd::to_string(s.algorithm));
+    const auto a =
+        nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_a, s.seed), s.seed + 2);
+    const auto b =
+        nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_b, s.seed + 1), s.seed + 3);
     nd::hm_matrix<scalar, mem> c;
-    const double t_whole = median_seconds(
-        exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.algorithm); });
+    const double t_whole =
+        median_seconds(exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.algorithm); });
     const nd::hm_product_plan<scalar, mem> plan(exec, a, b, s.op_a, s.op_b);
     auto c2 = plan.make_c(exec);
-    const double t_kernel = median_seconds(
-        exec, [&] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c2, s.algorithm); });
-    std::printf("  A: %lld stored, B: %lld stored; C: %d diagonals, %lld stored (%.1f %% of "
-                "dense), %lld diagonal pairs\n",
-                (long long)a.stored_count(), (long long)b.stored_count(), c.diagonal_count(),
-                (long long)c.stored_count(), 100.0 * double(c.stored_count()) / (double(n) * n),
-                (long long)plan.pair_count());
+    const double t_kernel =
+        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c2, s.algorithm); });
+    std::printf(
+        "  A: %lld stored, B: %lld stored; C: %d diagonals, %lld stored (%.1f %% of "
+        "dense), %lld diagonal pairs\n",
+        (long long)a.stored_count(), (long long)b.stored_count(), c.diagonal_count(),
+        (long long)c.stored_count(), 100.0 * double(c.stored_count()) / (double(n) * n),
+        (long long)plan.pair_count());
     std::printf("  HM product %.3f ms (whole call), %.3f ms (plan reused), %.2f GFLOP/s\n",
                 1e3 * t_whole, 1e3 * t_kernel, plan.flops() / t_kernel * 1e-9);
     if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
@@ -227,8 +232,7 @@ int run_diag(arguments& args) {
   args.finish();
   require(kernel == "output_stationary" || kernel == "atomic", "nearsparse diag", "--kernel",
           "is '" + kernel + "'; expected output_stationary or atomic");
-  s.algorithm =
-      kernel == "atomic" ? nd::hm_algorithm::atomic : nd::hm_algorithm::output_stationary;
+  s.algorithm = kernel == "atomic" ? nd::hm_algorithm::atomic : nd::hm_algorithm::output_stationary;
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
 }
 

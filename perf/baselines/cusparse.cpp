@@ -76,8 +76,7 @@ double csr_spgemm::run(bool checksum) {
   const auto make = [&](const csr& m, cusparseSpMatDescr_t* d) {
     check(cusparseCreateCsr(d, m.rows, m.cols, m.nnz, const_cast<int*>(m.row_ptr),
                             const_cast<int*>(m.col_idx), const_cast<void*>(m.values),
-                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                            type),
+                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type),
           "cusparseCreateCsr");
   };
   cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
@@ -117,11 +116,10 @@ double csr_spgemm::run(bool checksum) {
   check_cuda(cudaMallocAsync(&c_rows, sizeof(int) * std::size_t(a_.rows + 1), stream),
              "cudaMallocAsync");
   check_cuda(cudaMallocAsync(&c_cols, sizeof(int) * std::size_t(nnz), stream), "cudaMallocAsync");
-  check_cuda(cudaMallocAsync(&c_values, value_bytes * std::size_t(nnz), stream),
-             "cudaMallocAsync");
+  check_cuda(cudaMallocAsync(&c_values, value_bytes * std::size_t(nnz), stream), "cudaMallocAsync");
   check(cusparseCsrSetPointers(c, c_rows, c_cols, c_values), "cusparseCsrSetPointers");
-  check(cusparseSpGEMM_copy(h_.get(), op, op, alpha, a, b, beta, c, type,
-                            CUSPARSE_SPGEMM_DEFAULT, desc),
+  check(cusparseSpGEMM_copy(h_.get(), op, op, alpha, a, b, beta, c, type, CUSPARSE_SPGEMM_DEFAULT,
+                            desc),
         "cusparseSpGEMM_copy");
   double sum = 0;
   if (checksum && nnz > 0) {

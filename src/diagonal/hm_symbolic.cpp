@@ -58,9 +58,9 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   if (op_rows(b) != out.inner)
     nearsparse::detail::throw_invalid_argument(
         function, "A/B",
-        nearsparse::detail::concat("do not conform: op(A) is ", out.rows, " x ", out.inner,
-                                   " (op ", to_string(a.operation), "), op(B) is ", op_rows(b),
-                                   " x ", out.cols, " (op ", to_string(b.operation), ")"));
+        nearsparse::detail::concat("do not conform: op(A) is ", out.rows, " x ", out.inner, " (op ",
+                                   to_string(a.operation), "), op(B) is ", op_rows(b), " x ",
+                                   out.cols, " (op ", to_string(b.operation), ")"));
   out.a = a;
   out.b = b;
   const int m = out.rows, n = out.cols;

@@ -26,9 +26,9 @@ std::vector<int> checked_offsets(const char* function, const char* argument, int
     if (d <= -rows || d >= cols)
       nearsparse::detail::throw_invalid_argument(
           function, argument,
-          nearsparse::detail::concat("holds diagonal offset ", d, ", outside a ", rows, " x ",
-                                     cols, " matrix (offsets run from ", -(rows - 1), " to ",
-                                     cols - 1, ")"));
+          nearsparse::detail::concat("holds diagonal offset ", d, ", outside a ", rows, " x ", cols,
+                                     " matrix (offsets run from ", -(rows - 1), " to ", cols - 1,
+                                     ")"));
   }
   std::sort(offsets.begin(), offsets.end());
   const auto dup = std::adjacent_find(offsets.begin(), offsets.end());
@@ -55,8 +55,8 @@ std::vector<int> checked_compact_indices(const char* function, const char* argum
     if (k < 0 || k >= n)
       nearsparse::detail::throw_invalid_argument(
           function, argument,
-          nearsparse::detail::concat("holds compact diagonal ", k, ", outside [0, ", n,
-                                     ") for an ", n, " x ", n, " matrix"));
+          nearsparse::detail::concat("holds compact diagonal ", k, ", outside [0, ", n, ") for an ",
+                                     n, " x ", n, " matrix"));
   }
   std::sort(indices.begin(), indices.end());
   const auto dup = std::adjacent_find(indices.begin(), indices.end());

@@ -21,8 +21,7 @@ std::vector<int> banded_offsets(int rows, int cols, int lower, int upper) {
   return out;
 }
 
-std::vector<int> random_offsets(int rows, int cols, int count, std::uint64_t seed,
-                                bool with_main) {
+std::vector<int> random_offsets(int rows, int cols, int count, std::uint64_t seed, bool with_main) {
   detail::check_shape("random_offsets", rows, cols);
   const long long available = rows > 0 && cols > 0 ? (long long)rows + cols - 1 : 0;
   if (count < 0 || count > available)

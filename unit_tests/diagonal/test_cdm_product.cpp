@@ -25,8 +25,8 @@ void check_cdm(const Exec& exec, const std::string& name,
                const nd::cdm_matrix<Scalar, typename Exec::memory_space>& a,
                const nd::cdm_matrix<Scalar, typename Exec::memory_space>& b, nd::op op_a,
                nd::op op_b, std::uint64_t seed) {
-  INFO(name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b)
-            << ", seed " << seed);
+  INFO(name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b) << ", seed "
+            << seed);
   const nd::cdm_product_plan<Scalar, typename Exec::memory_space> plan(exec, a, b, op_a, op_b);
   auto c = plan.make_c(exec);
   nearsparse::fill_random(exec, c.values(), seed + 5, -1.0, 1.0);
@@ -108,9 +108,8 @@ TEMPLATE_LIST_TEST_CASE("the team-tile CDM kernel and the host kernel agree on e
       const nd::cdm_product_plan<double, mem> plan(exec, a, b, op_a, op_b);
       auto team = plan.make_c(exec), host = plan.make_c(exec);
       const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
-      nd::detail::cdm_banded_multiply(exec, 53, 1.0, a.values(), plan.a_logical(), ta,
-                                      b.values(), b.lookup(), tb, 0.0, team.values(),
-                                      team.indices());
+      nd::detail::cdm_banded_multiply(exec, 53, 1.0, a.values(), plan.a_logical(), ta, b.values(),
+                                      b.lookup(), tb, 0.0, team.values(), team.indices());
       nd::detail::cdm_banded_multiply_host(exec, 53, 1.0, a.values(), plan.a_logical(), ta,
                                            b.values(), b.lookup(), tb, 0.0, host.values(),
                                            host.indices());

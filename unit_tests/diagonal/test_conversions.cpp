@@ -45,9 +45,9 @@ TEMPLATE_LIST_TEST_CASE("HM <-> dense, COO and CSR round trips are exact", "[dia
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
-  const auto shape = GENERATE(std::make_tuple(37, 53, 11), std::make_tuple(53, 37, 20),
-                              std::make_tuple(1, 1, 1), std::make_tuple(9, 9, 17),
-                              std::make_tuple(0, 0, 0), std::make_tuple(0, 5, 0));
+  const auto shape =
+      GENERATE(std::make_tuple(37, 53, 11), std::make_tuple(53, 37, 20), std::make_tuple(1, 1, 1),
+               std::make_tuple(9, 9, 17), std::make_tuple(0, 0, 0), std::make_tuple(0, 5, 0));
   const int rows = std::get<0>(shape), cols = std::get<1>(shape), count = std::get<2>(shape);
   INFO(rows << " x " << cols << " with " << count << " diagonals");
   const auto offsets = nd::random_offsets(rows, cols, count, seed, false);
@@ -64,8 +64,8 @@ TEMPLATE_LIST_TEST_CASE("HM <-> dense, COO and CSR round trips are exact", "[dia
 
   const auto coo = nd::to_coo(exec, m);
   CHECK(coo.values.extent(0) == std::size_t(m.stored_count()));
-  const auto from_coo = nd::hm_from_coo(exec, rows, cols, coo.row_indices, coo.col_indices,
-                                        coo.values);
+  const auto from_coo =
+      nd::hm_from_coo(exec, rows, cols, coo.row_indices, coo.col_indices, coo.values);
   CHECK(from_coo.host_offsets() == m.host_offsets());
   check_equal(dense_of(exec, from_coo), dense);
 
@@ -184,9 +184,9 @@ TEMPLATE_LIST_TEST_CASE("CDM <-> HM, dense, COO and CSR round trips are exact", 
   check_equal(dense_of(exec, nd::cdm_from_dense(exec, nd::to_dense(exec, m))), dense);
   check_equal(dense_of(exec, nd::cdm_from_crs(exec, nd::to_crs(exec, cdm))), dense);
   const auto coo = nd::to_coo(exec, cdm);
-  check_equal(dense_of(exec, nd::cdm_from_coo(exec, n, coo.row_indices, coo.col_indices,
-                                              coo.values)),
-              dense);
+  check_equal(
+      dense_of(exec, nd::cdm_from_coo(exec, n, coo.row_indices, coo.col_indices, coo.values)),
+      dense);
 }
 
 TEMPLATE_LIST_TEST_CASE("a banded CDM matrix holds zeros outside its band", "[diagonal]",

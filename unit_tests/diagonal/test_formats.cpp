@@ -39,8 +39,8 @@ TEMPLATE_LIST_TEST_CASE("hm_matrix rejects bad structures with clear errors", "[
   const TestType exec;
   using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
   CHECK_THROWS_AS(matrix(exec, 5, 5, {0, 5}), nearsparse::invalid_argument);
-  CHECK_THROWS_WITH(matrix(exec, 5, 5, {0, 5}), Contains("offsets") && Contains("offset 5") &&
-                                                    Contains("5 x 5"));
+  CHECK_THROWS_WITH(matrix(exec, 5, 5, {0, 5}),
+                    Contains("offsets") && Contains("offset 5") && Contains("5 x 5"));
   CHECK_THROWS_WITH(matrix(exec, 5, 3, {-5}), Contains("offset -5"));
   CHECK_THROWS_WITH(matrix(exec, 5, 5, {1, -1, 1}), Contains("offset 1 more than once"));
   CHECK_THROWS_WITH(matrix(exec, -1, 5, {}), Contains("negative"));

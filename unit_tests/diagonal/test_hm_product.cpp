@@ -23,8 +23,8 @@ namespace {
 
 struct hm_case {
   std::string name;
-  int m, k, n;                  // op(A) is m x k, op(B) is k x n
-  std::vector<int> a_offsets;   // of op(A); negated for a stored A^T
+  int m, k, n;                 // op(A) is m x k, op(B) is k x n
+  std::vector<int> a_offsets;  // of op(A); negated for a stored A^T
   std::vector<int> b_offsets;
 };
 
@@ -38,7 +38,7 @@ void check_case(const Exec& exec, const hm_case& c, nd::op op_a, nd::op op_b,
                 nd::hm_algorithm algorithm, std::uint64_t seed) {
   const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
   INFO(c.name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b) << ", "
-               << nd::to_string(algorithm) << ", seed " << seed);
+              << nd::to_string(algorithm) << ", seed " << seed);
   const auto a = nd::random_hm<Scalar>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
                                        ta ? negated(c.a_offsets) : c.a_offsets, seed);
   const auto b = nd::random_hm<Scalar>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
@@ -150,10 +150,10 @@ TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host
     // multiply() picks the host form here; the team form (what GPUs run) is checked directly.
     const auto seed = nearsparse::test::fresh_seed();
     INFO("seed " << seed);
-    const auto a = nd::random_hm<double>(exec, 300, 280, nd::random_offsets(300, 280, 17, seed),
-                                         seed);
-    const auto b = nd::random_hm<double>(exec, 280, 310, nd::random_offsets(280, 310, 11, seed + 1),
-                                         seed + 2);
+    const auto a =
+        nd::random_hm<double>(exec, 300, 280, nd::random_offsets(300, 280, 17, seed), seed);
+    const auto b =
+        nd::random_hm<double>(exec, 280, 310, nd::random_offsets(280, 310, 11, seed + 1), seed + 2);
     const nd::hm_product_plan<double, mem> plan(exec, a, b);
     auto c = plan.make_c(exec);
     nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(), b.values(), 0.0,

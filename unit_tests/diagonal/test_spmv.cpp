@@ -26,8 +26,10 @@ host_matrix<double> as_matrix(const View& v) {
   host_matrix<double> out(v.extent(0), cols);
   for (std::size_t i = 0; i < out.rows; ++i)
     for (std::size_t j = 0; j < cols; ++j) {
-      if constexpr (View::rank == 2) out(i, j) = h(i, j);
-      else out(i, j) = h(i);
+      if constexpr (View::rank == 2)
+        out(i, j) = h(i, j);
+      else
+        out(i, j) = h(i);
     }
   return out;
 }
@@ -78,8 +80,8 @@ TEMPLATE_LIST_TEST_CASE("spmv in HM and CDM equals the dense product", "[diagona
   cdm wrapped(exec, 29, {0, 5, 28});
   nearsparse::fill_random(exec, wrapped.values(), seed);
   check_all_forms<float>(exec, wrapped, seed);
-  check_all_forms<double>(exec, nd::hm_matrix<double, typename TestType::memory_space>(exec, 0, 4, {}),
-                          seed);
+  check_all_forms<double>(
+      exec, nd::hm_matrix<double, typename TestType::memory_space>(exec, 0, 4, {}), seed);
 }
 
 TEMPLATE_LIST_TEST_CASE("spmv rejects vectors that do not conform", "[diagonal]",

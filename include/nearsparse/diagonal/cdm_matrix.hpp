@@ -64,8 +64,8 @@ class cdm_matrix {
       values_ = values_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".values"),
                             count, std::size_t(n));
     }
-    indices_ = indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".indices"),
-                            count);
+    indices_ =
+        indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".indices"), count);
     lookup_ = indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".lookup"),
                            std::size_t(n));
     Kokkos::View<int*, Kokkos::HostSpace> hi("indices", count), hl("lookup", std::size_t(n));

@@ -25,7 +25,10 @@ class cdm_product_plan {
   template <class ExecSpace>
   cdm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a = op::none,
                    op op_b = op::none)
-      : op_a_(op_a), op_b_(op_b), n_(a.size()), a_indices_(a.host_indices()),
+      : op_a_(op_a),
+        op_b_(op_b),
+        n_(a.size()),
+        a_indices_(a.host_indices()),
         b_indices_(b.host_indices()) {
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
                   "cdm_product_plan: the execution space cannot reach the matrices' memory");
@@ -108,13 +111,12 @@ void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan, 
   plan.check("multiply", a, b, c);
   const bool ta = plan.op_a() == op::transpose, tb = plan.op_b() == op::transpose;
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    detail::cdm_banded_multiply_host(exec, plan.size(), Scalar(alpha), a.values(),
-                                     plan.a_logical(), ta, b.values(), b.lookup(), tb,
-                                     Scalar(beta), c.values(), c.indices());
+    detail::cdm_banded_multiply_host(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
+                                     ta, b.values(), b.lookup(), tb, Scalar(beta), c.values(),
+                                     c.indices());
   } else {
-    detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
-                                ta, b.values(), b.lookup(), tb, Scalar(beta), c.values(),
-                                c.indices());
+    detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(), ta,
+                                b.values(), b.lookup(), tb, Scalar(beta), c.values(), c.indices());
   }
 }
 

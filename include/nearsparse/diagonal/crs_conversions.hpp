@@ -98,7 +98,8 @@ hm_matrix<typename CrsType::non_const_value_type, typename CrsType::memory_space
   if (std::int64_t(a.values.extent(0)) != count)
     nearsparse::detail::throw_invalid_argument(
         "hm_from_crs", "A.values",
-        nearsparse::detail::concat("has ", a.values.extent(0), " entries, the column list ", count));
+        nearsparse::detail::concat("has ", a.values.extent(0), " entries, the column list ",
+                                   count));
   if (rows == 0 && count != 0)
     nearsparse::detail::throw_invalid_argument(
         "hm_from_crs", "A.graph.entries",

@@ -86,8 +86,8 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar
 /// HM form of a dense matrix, storing every diagonal that holds a nonzero. Throws
 /// nearsparse::invalid_argument if A holds NaN or Inf.
 template <class ExecSpace, class DenseView>
-hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space>
-hm_from_dense(const ExecSpace& exec, const DenseView& a) {
+hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space> hm_from_dense(
+    const ExecSpace& exec, const DenseView& a) {
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;
@@ -112,17 +112,17 @@ hm_from_dense(const ExecSpace& exec, const DenseView& a) {
 /// banded or triangular structure. Throws nearsparse::invalid_argument if A holds a nonzero off
 /// those diagonals, or NaN or Inf.
 template <class ExecSpace, class DenseView>
-hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space>
-hm_from_dense(const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
+hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space> hm_from_dense(
+    const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;
   detail::check_dense_extents("hm_from_dense", a);
   require_finite(exec, "hm_from_dense", "A", a);
   const int rows = int(a.extent(0)), cols = int(a.extent(1));
-  hm_matrix<scalar, mem> out(exec, rows, cols,
-                             detail::checked_offsets("hm_from_dense", "offsets", rows, cols,
-                                                     std::move(offsets)));
+  hm_matrix<scalar, mem> out(
+      exec, rows, cols,
+      detail::checked_offsets("hm_from_dense", "offsets", rows, cols, std::move(offsets)));
   const auto map = detail::diagonal_map(exec, out);
   // The first nonzero off the stored diagonals (as i * cols + j), if any.
   std::int64_t first = std::int64_t(rows) * cols;

@@ -65,8 +65,8 @@ class hm_matrix {
     host_offsets_ = detail::checked_offsets("hm_matrix", "offsets", rows, cols, std::move(offsets));
     host_starts_ = detail::diagonal_starts(rows, cols, host_offsets_);
     const auto count = host_offsets_.size();
-    offsets_ = offsets_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".offsets"),
-                            count);
+    offsets_ =
+        offsets_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".offsets"), count);
     starts_ =
         starts_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".starts"), count + 1);
     if (init == values_init::zero) {

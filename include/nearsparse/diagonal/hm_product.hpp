@@ -16,9 +16,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nearsparse::diagonal {
@@ -26,7 +26,7 @@ namespace nearsparse::diagonal {
 namespace detail {
 template <class T, class Mem, class ExecSpace>
 Kokkos::View<T*, Mem> to_device(const ExecSpace& exec, const std::vector<T>& host,
-                                 const char* label) {
+                                const char* label) {
   // A std::string: Kokkos 3 reads a bare const char* in view_alloc as memory to wrap.
   const std::string name(label);
   Kokkos::View<T*, Mem> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, name), host.size());
@@ -51,8 +51,14 @@ class hm_product_plan {
   template <class ExecSpace>
   hm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a = op::none,
                   op op_b = op::none)
-      : op_a_(op_a), op_b_(op_b), a_rows_(a.rows()), a_cols_(a.cols()), b_rows_(b.rows()),
-        b_cols_(b.cols()), a_offsets_(a.host_offsets()), b_offsets_(b.host_offsets()) {
+      : op_a_(op_a),
+        op_b_(op_b),
+        a_rows_(a.rows()),
+        a_cols_(a.cols()),
+        b_rows_(b.rows()),
+        b_cols_(b.cols()),
+        a_offsets_(a.host_offsets()),
+        b_offsets_(b.host_offsets()) {
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
                   "hm_product_plan: the execution space cannot reach the matrices' memory");
     symbolic_ = detail::hm_symbolic(
@@ -98,8 +104,8 @@ class hm_product_plan {
   }
 
  private:
-  static void check_one(const char* function, const char* name, const matrix& m, int rows,
-                        int cols, const std::vector<int>& offsets) {
+  static void check_one(const char* function, const char* name, const matrix& m, int rows, int cols,
+                        const std::vector<int>& offsets) {
     if (m.rows() != rows || m.cols() != cols || m.host_offsets() != offsets)
       nearsparse::detail::throw_invalid_argument(
           function, name,
@@ -172,8 +178,8 @@ void multiply(const ExecSpace& exec, const hm_product_plan<Scalar, Mem>& plan, d
     detail::hm_output_stationary_host(exec, plan.device(), Scalar(alpha), a.values(), b.values(),
                                       Scalar(beta), c.values());
   } else {
-    detail::hm_output_stationary_device(exec, plan.device(), Scalar(alpha), a.values(),
-                                        b.values(), Scalar(beta), c.values());
+    detail::hm_output_stationary_device(exec, plan.device(), Scalar(alpha), a.values(), b.values(),
+                                        Scalar(beta), c.values());
   }
 }
 

@@ -39,8 +39,7 @@ void cdm_banded_multiply(const ExecSpace& exec, int n, Scalar alpha,
   using int_row = Kokkos::View<int[T], typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::size_t scratch = 2 * scalar_tile::shmem_size() + int_row::shmem_size();
-  const int team =
-      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : T * T;
+  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : T * T;
   Kokkos::parallel_for(
       "nearsparse::diagonal::cdm_multiply_banded",
       policy(exec, league, team).set_scratch_size(0, Kokkos::PerTeam(scratch)),

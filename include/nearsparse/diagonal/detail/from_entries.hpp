@@ -21,9 +21,9 @@ enum class duplicates { sum, reject };
 template <class ExecSpace, class Scalar, class Mem>
 Kokkos::View<int*, Mem> diagonal_map(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
   const std::size_t span = std::size_t(m.rows()) + std::size_t(m.cols()) - 1;
-  Kokkos::View<int*, Mem> map(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                 "nearsparse::diagonal::map"),
-                              m.rows() + m.cols() > 0 ? span : 0);
+  Kokkos::View<int*, Mem> map(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::diagonal::map"),
+      m.rows() + m.cols() > 0 ? span : 0);
   Kokkos::View<int*, Kokkos::HostSpace> host("map", map.extent(0));
   Kokkos::deep_copy(host, -1);
   for (int t = 0; t < m.diagonal_count(); ++t)
@@ -55,8 +55,8 @@ hm_matrix<Scalar, Mem> hm_from_entries(const ExecSpace& exec, const char* functi
   if (std::int64_t(col.extent(0)) != count || std::int64_t(value.extent(0)) != count)
     nearsparse::detail::throw_invalid_argument(
         function, "row/col/value indices",
-        nearsparse::detail::concat("must have one length; got ", row.extent(0), ", ",
-                                   col.extent(0), " and ", value.extent(0)));
+        nearsparse::detail::concat("must have one length; got ", row.extent(0), ", ", col.extent(0),
+                                   " and ", value.extent(0)));
   require_finite(exec, function, "values", value);
 
   // First entry whose row or column lies outside the matrix, if any.

@@ -34,8 +34,10 @@ KOKKOS_INLINE_FUNCTION int upper_index(const View& ptr, int size, index_type x) 
   int lo = 0, hi = size - 1;  // ptr(lo) <= x < ptr(hi) once narrowed
   while (hi - lo > 1) {
     const int mid = (lo + hi) / 2;
-    if (ptr(mid) <= x) lo = mid;
-    else hi = mid;
+    if (ptr(mid) <= x)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -54,7 +56,8 @@ void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Me
   const int c_diagonals = int(chunk_ptr.extent(0));
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   // On a GPU one thread per position; a host team (one thread) walks the chunk.
-  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : hm_chunk;
+  const int team =
+      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : hm_chunk;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_output_stationary", policy(exec, plan.chunks, team),
       KOKKOS_LAMBDA(const typename policy::member_type& m) {
@@ -111,8 +114,8 @@ void hm_output_stationary_host(const ExecSpace& exec, const hm_device_pairs<Mem>
           for (index_type q = lo; q < hi; ++q) out[q] += pa[q] * pb[q];
         }
         for (index_type q = q0; q < q1; ++q)
-          c(c0 + q) = beta == Scalar(0) ? alpha * acc[q - q0]
-                                         : alpha * acc[q - q0] + beta * c(c0 + q);
+          c(c0 + q) =
+              beta == Scalar(0) ? alpha * acc[q - q0] : alpha * acc[q - q0] + beta * c(c0 + q);
       });
 }
 
@@ -126,9 +129,8 @@ void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
                Scalar beta, const Kokkos::View<Scalar*, Mem>& c) {
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_scale_c",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, c.extent(0)), KOKKOS_LAMBDA(const index_type e) {
-        c(e) = beta == Scalar(0) ? Scalar(0) : beta * c(e);
-      });
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, c.extent(0)),
+      KOKKOS_LAMBDA(const index_type e) { c(e) = beta == Scalar(0) ? Scalar(0) : beta * c(e); });
   const auto pairs = plan.pairs;
   const auto a_ptr = plan.a_ptr;
   const auto a_order = plan.a_order;

@@ -35,17 +35,17 @@ struct hm_operand_structure {
 };
 
 struct hm_symbolic_product {
-  int rows = 0;   // of C
+  int rows = 0;  // of C
   int cols = 0;
-  int inner = 0;  // K
-  std::vector<int> c_offsets;                 // ascending
-  std::vector<index_type> c_starts;           // c_offsets.size() + 1
-  std::vector<index_type> pair_ptr;           // pairs of each C diagonal; c_offsets.size() + 1
-  std::vector<index_type> chunk_ptr;          // chunks of `chunk` positions per C diagonal
-  std::vector<index_type> a_ptr;              // pairs of each stored diagonal of A
-  double multiply_adds = 0;                   // sum of qhi - qlo
-  hm_operand_structure a{}, b{};              // what it was made from (for the second pass)
-  std::vector<int> c_index;                   // C offset + rows - 1 -> C diagonal, or -1
+  int inner = 0;                      // K
+  std::vector<int> c_offsets;         // ascending
+  std::vector<index_type> c_starts;   // c_offsets.size() + 1
+  std::vector<index_type> pair_ptr;   // pairs of each C diagonal; c_offsets.size() + 1
+  std::vector<index_type> chunk_ptr;  // chunks of `chunk` positions per C diagonal
+  std::vector<index_type> a_ptr;      // pairs of each stored diagonal of A
+  double multiply_adds = 0;           // sum of qhi - qlo
+  hm_operand_structure a{}, b{};      // what it was made from (for the second pass)
+  std::vector<int> c_index;           // C offset + rows - 1 -> C diagonal, or -1
 };
 
 /// Positions of C one team or one host task handles in the output-stationary kernel.

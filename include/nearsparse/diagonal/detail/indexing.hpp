@@ -19,24 +19,34 @@ using index_type = std::int64_t;
 
 /// Length of diagonal d of a rows x cols matrix; 0 when the diagonal lies outside it.
 KOKKOS_INLINE_FUNCTION index_type diagonal_length(index_type rows, index_type cols, index_type d) {
-  const index_type len = d >= 0 ? (rows < cols - d ? rows : cols - d)
-                                : (rows + d < cols ? rows + d : cols);
+  const index_type len =
+      d >= 0 ? (rows < cols - d ? rows : cols - d) : (rows + d < cols ? rows + d : cols);
   return len > 0 ? len : 0;
 }
 
 /// Row of the element at position p of diagonal d.
-KOKKOS_INLINE_FUNCTION index_type row_of(index_type d, index_type p) { return d >= 0 ? p : p - d; }
+KOKKOS_INLINE_FUNCTION index_type row_of(index_type d, index_type p) {
+  return d >= 0 ? p : p - d;
+}
 
 /// Column of the element at position p of diagonal d.
-KOKKOS_INLINE_FUNCTION index_type col_of(index_type d, index_type p) { return d >= 0 ? p + d : p; }
+KOKKOS_INLINE_FUNCTION index_type col_of(index_type d, index_type p) {
+  return d >= 0 ? p + d : p;
+}
 
 /// Position of element (i, j) along its diagonal j - i.
-KOKKOS_INLINE_FUNCTION index_type position_of(index_type i, index_type j) { return i < j ? i : j; }
+KOKKOS_INLINE_FUNCTION index_type position_of(index_type i, index_type j) {
+  return i < j ? i : j;
+}
 
 /// Compact diagonal that holds ordinary diagonal d of an n x n matrix.
-KOKKOS_INLINE_FUNCTION int compact_of(int d, int n) { return d >= 0 ? d : d + n; }
+KOKKOS_INLINE_FUNCTION int compact_of(int d, int n) {
+  return d >= 0 ? d : d + n;
+}
 
 /// (a mod n) for a in (-n, 2n).
-KOKKOS_INLINE_FUNCTION int wrap(int a, int n) { return a >= n ? a - n : (a < 0 ? a + n : a); }
+KOKKOS_INLINE_FUNCTION int wrap(int a, int n) {
+  return a >= n ? a - n : (a < 0 ? a + n : a);
+}
 
 }  // namespace nearsparse::diagonal::detail
