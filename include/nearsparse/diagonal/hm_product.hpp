@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
