@@ -32,6 +32,10 @@ cp -a /usr/include/benchmark "$dest/include/"
 cp -a /usr/lib/"$multiarch"/libbenchmark.so* /usr/lib/"$multiarch"/libbenchmark_main.a \
   "$dest/lib/$multiarch/"
 cp -a /usr/lib/"$multiarch"/cmake/benchmark "$dest/lib/$multiarch/cmake/"
+# Reference LAPACK and BLAS as static archives (with the Fortran runtime they need): the KPM tests
+# check densities of states against LAPACK eigenvalues, and the GPU machine has no LAPACK.
+cp -L /usr/lib/"$multiarch"/liblapack.a /usr/lib/"$multiarch"/libblas.a "$dest/lib/"
+cp -L "$(gcc -print-file-name=libgfortran.a)" "$(gcc -print-file-name=libquadmath.a)" "$dest/lib/"
 # The GPU machine gets the tree without .git: keep the revision for the benchmark context.
 git -C "$root" describe --always --dirty --abbrev=12 >"$dest/REVISION" 2>/dev/null ||
   echo unknown >"$dest/REVISION"

@@ -38,6 +38,30 @@ const std::vector<command>& commands() {
        "  --seed S         random seed of the matrices (default 2024)\n"
        "  --check-rows R   rows of C checked against a host computation (default 64)\n",
        run_diag, true},
+      {"kpm", "density of states of a topological insulator by the Kernel Polynomial Method",
+       "  --nx, --ny, --nz N   sites in x, y (periodic) and z (open) (default 40 x 40 x 10)\n"
+       "  --t T                hopping (default 1)\n"
+       "  --disorder W         on-site energies uniform in [-W/2, W/2] (default 0)\n"
+       "  --dot-potential V    quantum-dot potential (default 0.1; 0: no dots)\n"
+       "  --dot-period P       dot superlattice period in sites (default 10)\n"
+       "  --dot-radius R       dot radius in sites (default 3)\n"
+       "  --dot-layers L       top layers holding dots (default 0: all)\n"
+       "  --moments M          Chebyshev moments (default 512)\n"
+       "  --vectors R          random start vectors (default 16)\n"
+       "  --algorithm A        naive, aug_spmv or aug_spmmv (default aug_spmmv)\n"
+       "  --format F           crs or sell (default crs)\n"
+       "  --chunk C, --sigma S SELL-C-sigma parameters (default 32, 1)\n"
+       "  --bounds B           lanczos or gershgorin (default lanczos)\n"
+       "  --margin E           spectrum mapped onto [-(1-E), 1-E] (default 0.01)\n"
+       "  --kernel K           jackson, lorentz or none (default jackson)\n"
+       "  --lambda L           Lorentz kernel parameter (default 4)\n"
+       "  --points K           energies of the density of states (default 2 M)\n"
+       "  --seed S             start vectors and disorder (default 1)\n"
+       "  --csv FILE           density of states as CSV (default kpm_dos.csv; '' for none)\n"
+       "  --plot FILE          density of states as SVG (default kpm_dos.svg; '' for none)\n"
+       "  --split              rows split between Cuda and OpenMP in one run\n"
+       "  --weight W           fraction of rows on Cuda with --split (default: measured)\n",
+       run_kpm, true},
   };
   return list;
 }

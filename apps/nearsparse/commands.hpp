@@ -25,5 +25,6 @@ extern const char* const common_options;
 int run_info(arguments& args);
 int run_spamm(arguments& args);
 int run_diag(arguments& args);
+int run_kpm(arguments& args);
 
 }  // namespace nearsparse::app

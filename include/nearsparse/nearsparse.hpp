@@ -12,3 +12,4 @@
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/spamm.hpp>
 #include <nearsparse/diagonal.hpp>
+#include <nearsparse/kpm.hpp>

@@ -1,0 +1,174 @@
+// `nearsparse kpm`: the density of states of a topological insulator (equation 1 of the KPM
+// paper) by the Kernel Polynomial Method, written as CSV and as an SVG plot, with the time of the
+// moments and the bandwidth they achieved.
+#include "backend_dispatch.hpp"
+#include "commands.hpp"
+#include "svg_chart.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace nearsparse::app {
+
+namespace {
+
+namespace nk = nearsparse::kpm;
+
+struct kpm_settings {
+  nk::topological_insulator ti;
+  nk::moments_options moments;
+  std::string format = "crs";
+  int chunk = 32, sigma = 1;
+  std::string bounds = "lanczos";
+  double margin = 0.01;
+  nk::dos_options dos;
+  std::string csv = "kpm_dos.csv", plot = "kpm_dos.svg";
+  bool split = false;
+  double weight = -1;
+};
+
+/// Prints a line at every tenth of the steps.
+std::function<void(int, int)> progress_printer() {
+  auto last = std::make_shared<int>(-1);
+  return [last](int done, int total) {
+    const int tenth = total > 0 ? 10 * done / total : 10;
+    if (tenth != *last) {
+      *last = tenth;
+      std::printf("  moments: %3d %% (%d of %d steps)\n", 10 * tenth, done, total);
+      std::fflush(stdout);
+    }
+  };
+}
+
+int report(const kpm_settings& s, const nk::moments_result& m, const char* where) {
+  const double flops = double(m.num_vectors) * (8.0 * m.nonzeros + 34.0 * m.rows) * m.steps;
+  const double bytes_per_step = m.method == nk::algorithm::aug_spmmv
+                                    ? 20.0 * m.nonzeros + 48.0 * m.num_vectors * m.rows
+                                    : m.num_vectors * (20.0 * m.nonzeros + 48.0 * m.rows);
+  const double t_step = m.seconds / m.steps;
+  std::printf("  moments (%s, %s): %d moments x %d vectors in %.3f s: %.3f ms per step, "
+              "%.3f ms per step and vector\n",
+              nk::to_string(m.method), where, m.num_moments, m.num_vectors, m.seconds,
+              1e3 * t_step, 1e3 * t_step / m.num_vectors);
+  std::printf("  rates: %.1f GFLOP/s, %.1f GB/s of minimum traffic (equation 4)\n",
+              flops / m.seconds * 1e-9, bytes_per_step / t_step * 1e-9);
+  const auto dos = nk::density_of_states(m, s.dos);
+  const double integral = dos.integral();
+  const bool ok = std::abs(integral - double(m.rows)) <= 1e-6 * double(m.rows) + 1e-9;
+  std::printf("  density of states: %zu points, %s kernel, integral %.6f for N = %lld: %s\n",
+              dos.energies.size(), nk::to_string(s.dos.kernel), integral, (long long)m.rows,
+              ok ? "OK" : "FAILED");
+  if (!s.csv.empty()) {
+    nk::write_csv(dos, s.csv);
+    std::printf("  wrote %s\n", s.csv.c_str());
+  }
+  if (!s.plot.empty()) {
+    chart_panel panel;
+    panel.y_label = "states per unit energy";
+    panel.series.push_back({"KPM " + std::string(nk::to_string(s.dos.kernel)), dos.energies,
+                            dos.density});
+    write_svg_chart(s.plot,
+                    "Density of states, topological insulator " + std::to_string(s.ti.nx) + " x " +
+                        std::to_string(s.ti.ny) + " x " + std::to_string(s.ti.nz) + ", M = " +
+                        std::to_string(m.num_moments) + ", R = " + std::to_string(m.num_vectors),
+                    "energy", false, {panel});
+    std::printf("  wrote %s\n", s.plot.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
+template <class Exec, class Matrix>
+nk::spectral_interval bounds_of(const Exec& exec, const Matrix& h, const std::string& kind) {
+  return kind == "gershgorin" ? nk::gershgorin_bounds(exec, h) : nk::lanczos_bounds(exec, h);
+}
+
+template <class Exec>
+int run_on(const Exec& exec, kpm_settings s) {
+  std::printf("kpm on %s: topological insulator %d x %d x %d (%lld rows, complex double)\n",
+              Exec::name(), s.ti.nx, s.ti.ny, s.ti.nz, (long long)s.ti.rows());
+  const auto h = nk::make_topological_insulator(exec, s.ti);
+  std::printf("  matrix: %lld nonzeros (%.2f per row)\n", (long long)h.nnz(),
+              double(h.nnz()) / double(std::max<std::int64_t>(1, s.ti.rows())));
+  const auto interval = bounds_of(exec, h, s.bounds);
+  const auto map = nk::scaling_for(interval, s.margin);
+  std::printf("  spectrum (%s): [%.6f, %.6f]; scaling a = %.6f, b = %.6f\n", s.bounds.c_str(),
+              interval.lower, interval.upper, map.a, map.b);
+  s.moments.progress = progress_printer();
+  if (s.split) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
+    nk::split_options so;
+    so.weight = s.weight;
+    const auto r = nk::split_moments(Kokkos::Cuda(), Kokkos::OpenMP(), h, map, s.moments, so);
+    std::printf("  split: %.4f of the rows on Cuda (%lld rows), %lld on OpenMP; halo %d and %d "
+                "rows%s\n",
+                r.weight, (long long)r.rows_first, (long long)r.rows_second, r.halo_first,
+                r.halo_second, r.rate_first > 0 ? ", weight from measured rates" : "");
+    if (r.rate_first > 0)
+      std::printf("  calibration: Cuda %.3g, OpenMP %.3g row-vectors per second\n", r.rate_first,
+                  r.rate_second);
+    return report(s, r.moments, "Cuda + OpenMP");
+#else
+    throw nearsparse::unsupported(
+        "nearsparse kpm: --split needs the CUDA and OpenMP backends in one build; this build has " +
+        std::string(Kokkos::DefaultExecutionSpace::name()) + " as its default space");
+#endif
+  }
+  if (s.format == "sell") {
+    const auto sell = nk::make_sell(exec, h, s.chunk, s.sigma);
+    std::printf("  SELL-%d-%d: %.1f %% of the stored entries are nonzeros\n", s.chunk, s.sigma,
+                100 * sell.fill_efficiency());
+    return report(s, nk::moments(exec, sell, map, s.moments), Exec::name());
+  }
+  return report(s, nk::moments(exec, h, map, s.moments), Exec::name());
+}
+
+}  // namespace
+
+int run_kpm(arguments& args) {
+  kpm_settings s;
+  s.ti.nx = int(args.integer("nx", 40, 1, 1 << 16));
+  s.ti.ny = int(args.integer("ny", 40, 1, 1 << 16));
+  s.ti.nz = int(args.integer("nz", 10, 1, 1 << 16));
+  s.ti.t = args.number("t", 1.0, -1e6, 1e6);
+  s.ti.disorder = args.number("disorder", 0.0, 0, 1e6);
+  s.ti.dot_potential = args.number("dot-potential", 0.1, -1e6, 1e6);
+  s.ti.dot_period = int(args.integer("dot-period", 10, 0, 1 << 16));
+  s.ti.dot_radius = args.number("dot-radius", 3.0, 0, 1e6);
+  s.ti.dot_layers = int(args.integer("dot-layers", 0, 0, 1 << 16));
+  s.moments.num_moments = int(args.integer("moments", 512, 2, 1 << 24));
+  s.moments.num_vectors = int(args.integer("vectors", 16, 1, 1 << 16));
+  s.moments.seed = std::uint64_t(args.integer("seed", 1, 0, 1LL << 62));
+  s.moments.method = nk::algorithm_from_string(args.text("algorithm", "aug_spmmv"));
+  s.ti.seed = s.moments.seed;
+  s.format = args.text("format", "crs");
+  s.chunk = int(args.integer("chunk", 32, 1, 1024));
+  s.sigma = int(args.integer("sigma", 1, 1, 1 << 24));
+  s.bounds = args.text("bounds", "lanczos");
+  s.margin = args.number("margin", 0.01, 0, 0.5);
+  s.dos.kernel = nk::damping_from_string(args.text("kernel", "jackson"));
+  s.dos.lorentz_lambda = args.number("lambda", 4.0, 1e-6, 1e3);
+  s.dos.points = int(args.integer("points", 0, 0, 1 << 24));
+  s.csv = args.text("csv", "kpm_dos.csv");
+  s.plot = args.text("plot", "kpm_dos.svg");
+  s.split = args.flag("split");
+  s.weight = args.number("weight", -1, -1, 1);
+  const std::string backend = args.text("backend", "");
+  args.finish();
+  require(s.format == "crs" || s.format == "sell", "nearsparse kpm", "--format",
+          "is '" + s.format + "'; expected crs or sell");
+  require(s.bounds == "lanczos" || s.bounds == "gershgorin", "nearsparse kpm", "--bounds",
+          "is '" + s.bounds + "'; expected lanczos or gershgorin");
+  require(!s.split || (s.format == "crs" && backend.empty()), "nearsparse kpm", "--split",
+          "runs CRS on Cuda + OpenMP; leave out --format sell and --backend");
+  if (s.split) return run_on(Kokkos::DefaultExecutionSpace(), s);
+  return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
+}
+
+}  // namespace nearsparse::app

@@ -1,0 +1,212 @@
+#pragma once
+// KPM over MPI processes (builds with NEARSPARSE_ENABLE_MPI): each process owns a contiguous
+// block of rows, holds only those rows of H (global column numbers), and runs the augmented
+// SpMMV on them. Every step it computes first the rows other processes need, copies them to the
+// host and sends them (MPI_Isend), computes its remaining rows while the messages travel, and
+// copies what it received into its halo. The dot products stay on each device for the whole
+// recurrence and are summed over the processes by one MPI_Allreduce at the end.
+//
+//   auto [b, e] = kpm::distributed_rows(MPI_COMM_WORLD, H_rows_total);     // equal shares
+//   auto rows = kpm::assemble_rows(insulator, b, e);                       // this rank's rows
+//   auto r = kpm::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o);
+//
+// The moments equal a single-process run's to rounding (same start vectors). GPU buffers go
+// through host staging.
+
+#include <nearsparse/config.hpp>
+
+#if NEARSPARSE_ENABLE_MPI
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/detail/device_part.hpp>
+#include <nearsparse/kpm/detail/eta.hpp>
+#include <nearsparse/kpm/detail/partition.hpp>
+#include <nearsparse/kpm/hamiltonians.hpp>
+#include <nearsparse/kpm/moments.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace nearsparse::kpm {
+
+struct distributed_result {
+  moments_result moments;           ///< the same on every process
+  std::vector<std::int64_t> bounds;  ///< process p owns rows [bounds[p], bounds[p+1])
+  int halo = 0;                      ///< rows this process receives per step
+  int neighbours = 0;                ///< processes it exchanges rows with
+};
+
+namespace detail {
+inline void mpi_check(int code, const char* call) {
+  if (code != MPI_SUCCESS)
+    throw nearsparse::runtime_error(std::string("nearsparse::kpm distributed run: ") + call +
+                                    " failed");
+}
+template <class Scalar>
+MPI_Datatype mpi_scalar() {
+  return std::is_same_v<Scalar, double> ? MPI_DOUBLE : MPI_C_DOUBLE_COMPLEX;
+}
+}  // namespace detail
+
+/// This process's rows [begin, end) of `rows` rows split in proportion to `weight` (each
+/// process's own, for instance its measured rate; equal weights by default). Collective.
+inline std::pair<std::int64_t, std::int64_t> distributed_rows(MPI_Comm comm, std::int64_t rows,
+                                                              double weight = 1.0,
+                                                              std::int64_t granule = 1) {
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  std::vector<double> w(static_cast<std::size_t>(size));
+  detail::mpi_check(MPI_Allgather(&weight, 1, MPI_DOUBLE, w.data(), 1, MPI_DOUBLE, comm),
+                    "MPI_Allgather");
+  const auto b = detail::split_rows(rows, w, granule);
+  return {b[std::size_t(rank)], b[std::size_t(rank) + 1]};
+}
+
+/// Moments of H~ = s.a (H - s.b) with this process holding the rows [row_begin, row_begin +
+/// rows.rows) of H (global columns; rows.cols = N). Collective over `comm`; the row blocks of the
+/// processes must tile [0, N) in rank order. Only the aug_spmmv algorithm runs distributed.
+template <class ExecSpace, class Scalar>
+distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
+                                       const host_crs<Scalar>& rows, std::int64_t row_begin,
+                                       const scaling& s, const moments_options& o) {
+  constexpr const char* fn = "nearsparse::kpm::distributed_moments";
+  using nearsparse::detail::concat;
+  static_assert(is_kpm_scalar_v<Scalar>, "distributed_moments: double or complex<double>");
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  require_valid(s, fn);
+  require(o.num_moments >= 2, fn, "options.num_moments",
+          concat("must be at least 2, got ", o.num_moments));
+  require(o.num_vectors >= 1, fn, "options.num_vectors",
+          concat("must be at least 1, got ", o.num_vectors));
+  require(o.method == algorithm::aug_spmmv, fn, "options.method",
+          concat("must be aug_spmmv for a distributed run, got ", to_string(o.method)));
+  const int R = o.num_vectors, steps = (o.num_moments + 1) / 2;
+
+  // Row blocks of all processes; they must tile [0, N) in rank order.
+  distributed_result result;
+  const std::int64_t mine[2] = {row_begin, rows.rows};
+  std::vector<std::int64_t> all(2 * std::size_t(size));
+  detail::mpi_check(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm),
+                    "MPI_Allgather");
+  result.bounds.assign(1, 0);
+  for (int p = 0; p < size; ++p) {
+    require(all[2 * std::size_t(p)] == result.bounds.back(), fn, "row_begin",
+            concat("of process ", p, " is ", all[2 * std::size_t(p)], ", but the rows before it end at ",
+                   result.bounds.back(), ": the row blocks must tile [0, N) in rank order"));
+    result.bounds.push_back(result.bounds.back() + all[2 * std::size_t(p) + 1]);
+  }
+  require(result.bounds.back() == rows.cols, fn, "rows",
+          concat("the processes hold ", result.bounds.back(), " rows of a matrix with ", rows.cols,
+                 " columns; H must be square"));
+
+  // Halo requests: the global rows each process needs from each other one.
+  auto part = detail::localize(rows, result.bounds, rank);
+  std::vector<int> send_counts(static_cast<std::size_t>(size)), recv_counts(static_cast<std::size_t>(size));
+  std::vector<int> send_displs(static_cast<std::size_t>(size)), recv_displs(static_cast<std::size_t>(size));
+  for (int q = 0; q < size; ++q) {
+    send_counts[std::size_t(q)] = part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
+    send_displs[std::size_t(q)] = part.recv_offsets[std::size_t(q)];
+  }
+  detail::mpi_check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
+                                 comm),
+                    "MPI_Alltoall");
+  int total = 0;
+  for (int q = 0; q < size; ++q) {
+    recv_displs[std::size_t(q)] = total;
+    total += recv_counts[std::size_t(q)];
+  }
+  std::vector<std::int64_t> wanted(static_cast<std::size_t>(total));
+  detail::mpi_check(MPI_Alltoallv(part.halo_global.data(), send_counts.data(), send_displs.data(),
+                                  MPI_INT64_T, wanted.data(), recv_counts.data(),
+                                  recv_displs.data(), MPI_INT64_T, comm),
+                    "MPI_Alltoallv");
+  std::vector<std::vector<std::int64_t>> requests(static_cast<std::size_t>(size));
+  for (int q = 0; q < size; ++q)
+    requests[std::size_t(q)].assign(wanted.begin() + recv_displs[std::size_t(q)],
+                                    wanted.begin() + recv_displs[std::size_t(q)] + recv_counts[std::size_t(q)]);
+  detail::finalize(part, requests);
+  result.halo = part.n_halo;
+
+  detail::device_part<ExecSpace, Scalar> d(exec, part, R, steps, o.seed);
+  auto send_host = Kokkos::create_mirror_view(d.send_buffer);
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, Kokkos::HostSpace> recv_host(
+      std::string("nearsparse::kpm::recv"), std::size_t(part.n_halo), std::size_t(R));
+  std::vector<int> peers;
+  for (int q = 0; q < size; ++q)
+    if (q != rank && (d.send_bytes(q) > 0 ||
+                      part.recv_offsets[std::size_t(q) + 1] > part.recv_offsets[std::size_t(q)]))
+      peers.push_back(q);
+  result.neighbours = int(peers.size());
+  const MPI_Datatype type = detail::mpi_scalar<Scalar>();
+
+  MPI_Barrier(comm);
+  exec.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<MPI_Request> pending;
+  for (int step = 0; step < steps; ++step) {
+    d.compute(0, d.n_send_rows, step, s);
+    d.gather();
+    Kokkos::deep_copy(exec, send_host, d.send_buffer);
+    exec.fence();
+    pending.clear();
+    for (int q : peers) {
+      const int count = part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
+      if (count > 0) {
+        pending.emplace_back();
+        detail::mpi_check(MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
+                                    count * R, type, q, step, comm, &pending.back()),
+                          "MPI_Irecv");
+      }
+      const int out = d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)];
+      if (out > 0) {
+        pending.emplace_back();
+        detail::mpi_check(MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R,
+                                    out * R, type, q, step, comm, &pending.back()),
+                          "MPI_Isend");
+      }
+    }
+    d.compute(d.n_send_rows, d.n_local, step, s);
+    detail::mpi_check(MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE),
+                      "MPI_Waitall");
+    if (part.n_halo > 0)
+      Kokkos::deep_copy(exec,
+                        Kokkos::subview(d.out, std::make_pair(d.n_local, d.n_local + part.n_halo),
+                                        Kokkos::ALL),
+                        recv_host);
+    std::swap(d.in, d.out);
+    if (o.progress && rank == 0) o.progress(step + 1, steps);
+  }
+  exec.fence();
+  auto eta_local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.eta);
+  std::vector<double> eta(std::size_t(2 * steps) * R);
+  detail::mpi_check(MPI_Allreduce(eta_local.data(), eta.data(), int(eta.size()), MPI_DOUBLE,
+                                  MPI_SUM, comm),
+                    "MPI_Allreduce");
+  auto& m = result.moments;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::int64_t nnz = std::int64_t(rows.columns.size()), nnz_all = 0;
+  MPI_Allreduce(&nnz, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm);
+  m.num_moments = o.num_moments;
+  m.num_vectors = R;
+  m.rows = rows.cols;
+  m.nonzeros = nnz_all;
+  m.map = s;
+  m.method = algorithm::aug_spmmv;
+  m.steps = steps;
+  detail::moments_from_eta(eta, steps, R, m, fn);
+  return result;
+}
+
+}  // namespace nearsparse::kpm
+
+#endif  // NEARSPARSE_ENABLE_MPI

@@ -1,0 +1,57 @@
+#pragma once
+// Density of states from Chebyshev moments: the kernel-damped expansion
+//   rho(E) = N a / (pi sqrt(1 - x^2)) [g_0 mu_0 + 2 sum_{n>=1} g_n mu_n T_n(x)],   x = a (E - b),
+// which counts states per unit energy and integrates to N (g_0 = 1, mu_0 = 1). Host-side and cheap
+// next to the moments.
+
+#include <nearsparse/kpm/moments_result.hpp>
+
+#include <string>
+#include <vector>
+
+namespace nearsparse::kpm {
+
+/// The damping kernels g_n of the KPM review (Weisse et al. 2006).
+enum class damping {
+  jackson,  ///< positive, resolution about pi / M in x: the default for densities of states
+  lorentz,  ///< g_n = sinh(lambda (1 - n/M)) / sinh(lambda): Lorentzian broadening lambda / M
+  none,     ///< g_n = 1 (Dirichlet): Gibbs oscillations, for comparison only
+};
+
+const char* to_string(damping d);
+/// "jackson", "lorentz" or "none"; throws nearsparse::invalid_argument otherwise.
+damping damping_from_string(const std::string& name);
+
+/// g_0 ... g_{M-1}. lambda (Lorentz only) > 0, usually 3 to 5.
+std::vector<double> damping_factors(damping kind, int num_moments, double lambda = 4.0);
+
+enum class energy_grid {
+  chebyshev,  ///< points x_k = cos(pi (k + 1/2) / K) mapped to energies: exact quadrature
+  uniform,    ///< K evenly spaced energies over [emin, emax] (inside the scaled interval)
+};
+
+struct dos_options {
+  damping kernel = damping::jackson;
+  double lorentz_lambda = 4.0;
+  energy_grid grid = energy_grid::chebyshev;
+  int points = 0;                       ///< K; 0 means 2 M
+  double emin = 0, emax = 0;            ///< uniform grid only; emin == emax means the whole interval
+};
+
+struct density_of_states_result {
+  std::vector<double> energies;  ///< ascending
+  std::vector<double> density;   ///< states per unit energy at each energy
+  std::vector<double> weights;   ///< quadrature weights: sum_k weights[k] density[k] ~ states
+  /// sum_k weights[k] density[k]: N up to rounding on the Chebyshev grid.
+  double integral() const;
+};
+
+/// The density of states of the matrix the moments came from (N = m.rows). Throws
+/// nearsparse::invalid_argument for a bad point count, lambda or energy window.
+density_of_states_result density_of_states(const moments_result& m, const dos_options& o = {});
+
+/// Writes "energy,density" rows (with a header) to `path`; throws nearsparse::runtime_error when
+/// the file cannot be written.
+void write_csv(const density_of_states_result& dos, const std::string& path);
+
+}  // namespace nearsparse::kpm

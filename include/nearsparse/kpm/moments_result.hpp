@@ -1,0 +1,49 @@
+#pragma once
+// Options and results of a Chebyshev moment computation.
+
+#include <nearsparse/kpm/scaling.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nearsparse::kpm {
+
+/// The paper's three optimization stages, all kept: they compute the same moments.
+enum class algorithm {
+  naive,      ///< Figure 3: SpMV plus the BLAS-1 chain, one vector at a time
+  aug_spmv,   ///< Figure 4: one fused kernel per step (SpMV, shifts, dot products), per vector
+  aug_spmmv,  ///< Figure 5: the fused kernel over all R vectors at once, in a row-major block
+};
+
+const char* to_string(algorithm a);
+/// "naive", "aug_spmv" or "aug_spmmv"; throws nearsparse::invalid_argument otherwise.
+algorithm algorithm_from_string(const std::string& name);
+
+struct moments_options {
+  int num_moments = 1024;    ///< M >= 2: moments mu_0 ... mu_{M-1}
+  int num_vectors = 16;      ///< R >= 1 random start vectors (ignored when a start block is given)
+  std::uint64_t seed = 1;    ///< start vectors are a function of (seed, row, vector)
+  algorithm method = algorithm::aug_spmmv;
+  /// Called after each recurrence step with (steps done, steps in all), from the calling thread.
+  std::function<void(int, int)> progress;
+};
+
+struct moments_result {
+  /// mu_n = sum_r <v0_r|T_n(H~)|v0_r> / sum_r <v0_r|v0_r>, n < M: the stochastic estimate of
+  /// tr T_n(H~) / N (exact for a start block of all unit vectors). mu_0 = 1.
+  std::vector<double> mu;
+  /// mu_n of each start vector alone, normalized by its own norm: row-major M x R.
+  std::vector<double> mu_per_vector;
+  int num_moments = 0;
+  int num_vectors = 0;
+  std::int64_t rows = 0;
+  std::int64_t nonzeros = 0;
+  scaling map;
+  algorithm method = algorithm::aug_spmmv;
+  int steps = 0;               ///< recurrence steps: ceil(M / 2) matrix applications per vector
+  double seconds = 0;          ///< wall time of the recurrence (start vectors to moments on host)
+};
+
+}  // namespace nearsparse::kpm

@@ -1,0 +1,132 @@
+#pragma once
+// Intervals holding the spectrum of a Hermitian matrix, to scale it for the Chebyshev expansion:
+// Gershgorin's discs (a guaranteed enclosure from one pass over the entries) and a few Lanczos
+// steps (a tighter estimate: the extreme Ritz values widened by their residual norms, clipped to
+// the Gershgorin interval). Both treat H as Hermitian: the diagonal's imaginary parts are ignored.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/crs.hpp>
+#include <nearsparse/kpm/detail/matrix_rows.hpp>
+#include <nearsparse/kpm/detail/start_vectors.hpp>
+#include <nearsparse/kpm/scaling.hpp>
+#include <nearsparse/kpm/spmv.hpp>
+
+#include <KokkosBlas1_axpby.hpp>
+#include <KokkosBlas1_dot.hpp>
+#include <KokkosBlas1_nrm2.hpp>
+#include <KokkosBlas1_scal.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace nearsparse::kpm {
+
+namespace detail {
+KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
+KOKKOS_INLINE_FUNCTION double real_part(const complex_double& x) { return x.real(); }
+KOKKOS_INLINE_FUNCTION double magnitude(double x) { return x < 0 ? -x : x; }
+KOKKOS_INLINE_FUNCTION double magnitude(const complex_double& x) { return Kokkos::abs(x); }
+
+/// Eigenvalues (ascending) and the last component of each normalized eigenvector of the
+/// symmetric tridiagonal matrix with diagonal `alpha` and off-diagonal `beta` (src/kpm).
+void tridiagonal_eigen(const std::vector<double>& alpha, const std::vector<double>& beta,
+                       std::vector<double>& values, std::vector<double>& last_components);
+
+/// Throws for a matrix the bounds cannot take (not square, invalid CRS).
+template <class Exec, class Matrix>
+void check_bounds_input(const Exec& exec, const Matrix& h, const char* fn) {
+  if constexpr (is_crs<Matrix>::value) {
+    validate_crs(exec, h, fn, "H");
+  } else {
+    require(h.rows() == h.cols(), fn, "H",
+            nearsparse::detail::concat("is ", h.rows(), " x ", h.cols(), ", but must be square"));
+  }
+}
+}  // namespace detail
+
+/// [min_i (Re h_ii - r_i), max_i (Re h_ii + r_i)] with r_i = sum_{j != i} |h_ij|. An empty matrix
+/// gives [0, 0].
+template <class ExecSpace, class Matrix>
+spectral_interval gershgorin_bounds(const ExecSpace& exec, const Matrix& h) {
+  constexpr const char* fn = "nearsparse::kpm::gershgorin_bounds";
+  detail::check_bounds_input(exec, h, fn);
+  using traits = detail::matrix_traits<Matrix>;
+  const int n = traits::rows(h);
+  if (n == 0) return {0, 0};
+  const auto rows = detail::rows_of(h);
+  // The SELL permutation renumbers rows and columns alike, so the diagonal stays the diagonal.
+  double lo = 0, hi = 0;
+  Kokkos::parallel_reduce(
+      "nearsparse::kpm::gershgorin", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int i, double& l, double& u) {
+        const detail::row_span s = rows.span(i);
+        double centre = 0, radius = 0;
+        for (int j = 0; j < s.count; ++j) {
+          const std::int64_t e = s.begin + std::int64_t(j) * s.stride;
+          if (rows.column(e) == i)
+            centre += detail::real_part(rows.value(e));
+          else
+            radius += detail::magnitude(rows.value(e));
+        }
+        l = centre - radius < l ? centre - radius : l;
+        u = centre + radius > u ? centre + radius : u;
+      },
+      Kokkos::Min<double>(lo), Kokkos::Max<double>(hi));
+  return {lo, hi};
+}
+
+/// `steps` Lanczos steps (without reorthogonalization, which the extreme Ritz values do not
+/// need) from a random-phase start vector; the extreme Ritz values theta widened by
+/// |beta_k s_k| (the residual norm of each Ritz pair), intersected with the Gershgorin interval.
+template <class ExecSpace, class Matrix>
+spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h, int steps = 40,
+                                 std::uint64_t seed = 7) {
+  constexpr const char* fn = "nearsparse::kpm::lanczos_bounds";
+  require(steps >= 1 && steps <= 10000, fn, "steps",
+          nearsparse::detail::concat("must be in [1, 10000], got ", steps));
+  const spectral_interval outer = gershgorin_bounds(exec, h);
+  using traits = detail::matrix_traits<Matrix>;
+  using scalar = typename traits::scalar;
+  using mem = typename ExecSpace::memory_space;
+  const int n = traits::rows(h);
+  if (n <= 1) return outer;
+  using vec = Kokkos::View<scalar*, Kokkos::LayoutRight, mem>;
+  vec q(std::string("nearsparse::kpm::lanczos.q"), std::size_t(n));
+  vec q_prev(std::string("nearsparse::kpm::lanczos.q_prev"), std::size_t(n));
+  vec z(std::string("nearsparse::kpm::lanczos.z"), std::size_t(n));
+  detail::fill_start_vectors(exec, detail::as_block(q), n, seed, 0, 0,
+                             Kokkos::View<int*, mem>(), false);
+  exec.fence();
+  KokkosBlas::scal(q, scalar(1.0 / std::sqrt(double(n))), q);
+  std::vector<double> alpha, beta;
+  const int k_max = std::min(steps, n);
+  double beta_prev = 0;
+  for (int k = 0; k < k_max; ++k) {
+    spmv(exec, 1.0, h, q, 0.0, z);  // z = H q
+    exec.fence();
+    if (k > 0) KokkosBlas::axpy(scalar(-beta_prev), q_prev, z);
+    const scalar qz = KokkosBlas::dot(q, z);
+    const double a = detail::real_part(qz);
+    KokkosBlas::axpy(scalar(-a), q, z);
+    const double b = KokkosBlas::nrm2(z);
+    alpha.push_back(a);
+    beta.push_back(b);
+    if (!(b > 1e-12 * std::max(1.0, std::abs(a)))) break;  // invariant subspace: exact
+    Kokkos::deep_copy(q_prev, q);
+    KokkosBlas::scal(q, scalar(1.0 / b), z);
+    beta_prev = b;
+  }
+  exec.fence();
+  std::vector<double> theta, last;
+  const std::vector<double> off(beta.begin(), beta.end() - 1);
+  detail::tridiagonal_eigen(alpha, off, theta, last);
+  const double bk = beta.back();
+  const double lo = theta.front() - std::abs(bk * last.front());
+  const double hi = theta.back() + std::abs(bk * last.back());
+  return {std::max(lo, outer.lower), std::min(hi, outer.upper)};
+}
+
+}  // namespace nearsparse::kpm

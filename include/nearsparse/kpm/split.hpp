@@ -1,0 +1,165 @@
+#pragma once
+// One KPM run over two execution spaces at once (the paper's heterogeneous node: a CUDA GPU and
+// the OpenMP CPU): the rows are split by a weight, each part runs the augmented SpMMV on its rows,
+// and after every step the rows at the cut travel to the other part. Each part computes first the
+// rows the other needs, hands them to the copy channel, and computes its remaining rows while the
+// copies run (on CUDA a stream of their own). The weight comes from the measured rates of both
+// parts on a slice of the matrix unless given.
+//
+//   kpm::split_options so;                              // so.weight = 0.93 to fix it
+//   auto r = kpm::split_moments(Kokkos::Cuda(), Kokkos::OpenMP(), H, s, o, so);
+//
+// The moments equal those of one device to rounding (same start vectors).
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/crs.hpp>
+#include <nearsparse/kpm/detail/aug_kernel.hpp>
+#include <nearsparse/kpm/detail/copy_channel.hpp>
+#include <nearsparse/kpm/detail/device_part.hpp>
+#include <nearsparse/kpm/detail/eta.hpp>
+#include <nearsparse/kpm/detail/partition.hpp>
+#include <nearsparse/kpm/detail/start_vectors.hpp>
+#include <nearsparse/kpm/hamiltonians.hpp>
+#include <nearsparse/kpm/moments.hpp>
+#include <nearsparse/kpm/moments_result.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace nearsparse::kpm {
+
+struct split_options {
+  /// Fraction of the rows for the first space, in [0, 1]; negative: from measured rates.
+  double weight = -1;
+  /// Steps each space runs alone on a slice of the matrix to measure its rate.
+  int calibration_steps = 3;
+  /// Rows move between the parts in multiples of this (4 orbitals of an insulator site).
+  int granule = 4;
+};
+
+struct split_result {
+  moments_result moments;
+  double weight = 0;                  ///< fraction of rows on the first space
+  std::int64_t rows_first = 0, rows_second = 0;
+  int halo_first = 0, halo_second = 0;  ///< rows each part receives per step
+  double rate_first = 0, rate_second = 0;  ///< calibration: row-vectors per second (0: not run)
+};
+
+namespace detail {
+
+/// Row-vectors per second of `steps` fused steps over the rows [0, n) of the first part of a
+/// split with bounds {0, n, N}.
+template <class Exec, class Scalar>
+double calibrate(const Exec& exec, const host_crs<Scalar>& all, std::int64_t n, int R, int steps,
+                 const scaling& s) {
+  const std::vector<std::int64_t> bounds{0, n, all.rows};
+  auto p = localize(row_range(all, 0, n), bounds, 0);
+  finalize(p, {{}, {}});
+  device_part<Exec, Scalar> d(exec, p, R, steps + 1, 1);
+  d.compute(0, d.n_local, 0, s);  // warm-up
+  exec.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 1; k <= steps; ++k) d.compute(0, d.n_local, k, s);
+  exec.fence();
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return double(n) * R * steps / t;
+}
+
+}  // namespace detail
+
+/// Moments of H~ = s.a (H - s.b) with the rows split between `first` and `second` (see the file
+/// comment). H is a CRS matrix in any memory space; each part gets its rows in its own space
+/// (with CUDA present, the second part's vector blocks are in pinned host memory, so copies
+/// between the parts run at full speed). Only the aug_spmmv algorithm runs split.
+template <class ExecA, class ExecB, class Crs>
+split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h,
+                           const scaling& s, const moments_options& o,
+                           const split_options& so = {}) {
+  using scalar = typename Crs::non_const_value_type;
+  constexpr const char* fn = "nearsparse::kpm::split_moments";
+  using nearsparse::detail::concat;
+  const int R = o.num_vectors;
+  const int steps =
+      detail::check_moment_inputs(typename Crs::execution_space(), h, s, o, R, fn);
+  require(o.method == algorithm::aug_spmmv, fn, "options.method",
+          concat("must be aug_spmmv for a split run, got ", to_string(o.method)));
+  require(so.weight <= 1 && std::isfinite(so.weight), fn, "split.weight",
+          concat("must be a fraction in [0, 1] (negative: measure), got ", so.weight));
+  require(so.calibration_steps >= 1 && so.granule >= 1, fn, "split.calibration_steps, granule",
+          concat("must be at least 1, got ", so.calibration_steps, " and ", so.granule));
+  split_result result;
+  const auto all = detail::host_rows(h);
+  const std::int64_t N = all.rows;
+  double w = so.weight;
+  if (w < 0) {
+    const std::int64_t slice = std::min<std::int64_t>(N, std::max<std::int64_t>(4096, N / 8));
+    result.rate_first = detail::calibrate(first, all, slice, R, so.calibration_steps, s);
+    result.rate_second = detail::calibrate(second, all, slice, R, so.calibration_steps, s);
+    w = result.rate_first / (result.rate_first + result.rate_second);
+  }
+  result.weight = w;
+  const auto bounds = detail::split_rows(N, {w, 1 - w}, so.granule);
+  auto pa = detail::localize(detail::row_range(all, bounds[0], bounds[1]), bounds, 0);
+  auto pb = detail::localize(detail::row_range(all, bounds[1], bounds[2]), bounds, 1);
+  const auto a_needs_from_b = pa.requests_to(1), b_needs_from_a = pb.requests_to(0);
+  detail::finalize(pa, {{}, b_needs_from_a});
+  detail::finalize(pb, {a_needs_from_b, {}});
+  result.rows_first = pa.n_local;
+  result.rows_second = pb.n_local;
+  result.halo_first = pa.n_halo;
+  result.halo_second = pb.n_halo;
+
+#ifdef KOKKOS_ENABLE_CUDA
+  using second_mem = std::conditional_t<std::is_same_v<ExecA, Kokkos::Cuda> &&
+                                            Kokkos::SpaceAccessibility<ExecB, Kokkos::CudaHostPinnedSpace>::accessible,
+                                        Kokkos::CudaHostPinnedSpace, typename ExecB::memory_space>;
+#else
+  using second_mem = typename ExecB::memory_space;
+#endif
+  detail::device_part<ExecA, scalar> a(first, pa, R, steps, o.seed);
+  detail::device_part<ExecB, scalar, second_mem> b(second, pb, R, steps, o.seed);
+  detail::copy_channel<ExecA, ExecB> channel(first, second);
+
+  first.fence();
+  second.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int step = 0; step < steps; ++step) {
+    // First part: the rows the second needs, their copy, then the rest (all queued, async on a GPU).
+    a.compute(0, a.n_send_rows, step, s);
+    a.gather();
+    channel.a_to_b(b.halo_destination(0), a.send_source(1), a.send_bytes(1));
+    a.compute(a.n_send_rows, a.n_local, step, s);
+    // Second part, meanwhile, the same.
+    b.compute(0, b.n_send_rows, step, s);
+    b.gather();
+    channel.b_to_a(a.halo_destination(1), b.send_source(0), b.send_bytes(0));
+    b.compute(b.n_send_rows, b.n_local, step, s);
+    channel.finish();
+    std::swap(a.in, a.out);
+    std::swap(b.in, b.out);
+    if (o.progress) o.progress(step + 1, steps);
+  }
+  first.fence();
+  second.fence();
+  auto ea = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.eta);
+  auto eb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.eta);
+  std::vector<double> eta(std::size_t(2 * steps) * R);
+  for (std::size_t k = 0; k < eta.size(); ++k) eta[k] = ea.data()[k] + eb.data()[k];
+  auto& m = result.moments;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.num_moments = o.num_moments;
+  m.num_vectors = R;
+  m.rows = N;
+  m.nonzeros = std::int64_t(all.columns.size());
+  m.map = s;
+  m.method = algorithm::aug_spmmv;
+  m.steps = steps;
+  detail::moments_from_eta(eta, steps, R, m, fn);
+  return result;
+}
+
+}  // namespace nearsparse::kpm

@@ -1,0 +1,94 @@
+#pragma once
+// What the KPM benchmarks share: the insulator built once per execution space, the bandwidth
+// measured in the same process, and the paper's traffic and flop counts.
+#include "support/harness.hpp"
+
+#include <nearsparse/kpm.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace nearsparse::perf::kpm {
+
+namespace nk = nearsparse::kpm;
+
+/// Copy bandwidth (bytes read + written per second) of a large array on exec: the b of the
+/// roofline. Median of 10 copies of 512 MiB (4 MiB in smoke runs).
+template <class Exec>
+double measure_bandwidth(const Exec& exec) {
+  const std::size_t n = pick<std::size_t>(std::size_t(64) << 20, std::size_t(1) << 19);
+  Kokkos::View<double*, typename Exec::memory_space> a("bw.a", n), b("bw.b", n);
+  Kokkos::deep_copy(exec, a, 1.0);
+  std::vector<double> t;
+  for (int i = 0; i < 12; ++i) {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    Kokkos::parallel_for(
+        "nearsparse::perf::copy", Kokkos::RangePolicy<Exec>(exec, 0, n),
+        KOKKOS_LAMBDA(const std::size_t k) { b(k) = a(k); });
+    exec.fence();
+    if (i >= 2)
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * 8.0 * double(n) / median(t);
+}
+
+/// The paper's 100 x 100 x 40 insulator (6 x 5 x 4 in smoke runs), in CRS and SELL-32-1,
+/// scaled by its Gershgorin interval; freed when Kokkos finalizes.
+template <class Exec>
+struct problem {
+  nk::crs_matrix<nk::complex_double, Exec> crs;
+  nk::sell_matrix<nk::complex_double, typename Exec::memory_space> sell;
+  nk::scaling map;
+  double bandwidth = 0;
+
+  static problem& get() {
+    static std::unique_ptr<problem> p;
+    if (!p) {
+      const Exec exec;
+      p = std::make_unique<problem>();
+      nk::topological_insulator ti;
+      ti.nx = pick(100, 6);
+      ti.ny = pick(100, 5);
+      ti.nz = pick(40, 4);
+      ti.dot_period = pick(20, 3);
+      ti.dot_radius = pick(5.0, 1.0);
+      ti.dot_potential = 0.1;
+      ti.disorder = 0.5;
+      p->crs = nk::make_topological_insulator(exec, ti);
+      p->sell = nk::make_sell(exec, p->crs, 32, 1);
+      p->map = nk::scaling_for(nk::gershgorin_bounds(exec, p->crs), 0.01);
+      p->bandwidth = measure_bandwidth(exec);
+      Kokkos::push_finalize_hook([] { p.reset(); });
+    }
+    return *p;
+  }
+};
+
+/// One step for R vectors: flops R (8 nnz + 34 N) (Table I with F_a = 2, F_m = 6), minimum bytes
+/// nnz (16 + 4) + 3 R 16 N (equation 4 per step).
+inline workload step_workload(std::int64_t n, std::int64_t nnz, int R) {
+  return {double(R) * (8.0 * double(nnz) + 34.0 * double(n)),
+          20.0 * double(nnz) + 48.0 * double(R) * double(n)};
+}
+
+inline void set_kpm_counters(benchmark::State& state, std::int64_t n, std::int64_t nnz, int R,
+                             double bandwidth) {
+  if (!state.counters.count("t")) return;
+  const auto w = step_workload(n, nnz, R);
+  const double t = state.counters["t"];
+  const double bmin = w.bytes / w.flops;
+  state.counters["t_per_vector"] = t / R;
+  state.counters["B_min"] = bmin;
+  state.counters["bandwidth_GBs"] = bandwidth * 1e-9;
+  state.counters["roofline"] = (w.flops / t) / (bandwidth / bmin);
+}
+
+}  // namespace nearsparse::perf::kpm

@@ -1,0 +1,67 @@
+// Moments from the recurrence's dot products, and the names of the algorithms.
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/detail/eta.hpp>
+#include <nearsparse/kpm/moments_result.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace nearsparse::kpm {
+
+const char* to_string(algorithm a) {
+  switch (a) {
+    case algorithm::naive: return "naive";
+    case algorithm::aug_spmv: return "aug_spmv";
+    case algorithm::aug_spmmv: return "aug_spmmv";
+  }
+  return "unknown";
+}
+
+algorithm algorithm_from_string(const std::string& name) {
+  for (auto a : {algorithm::naive, algorithm::aug_spmv, algorithm::aug_spmmv})
+    if (name == to_string(a)) return a;
+  nearsparse::detail::throw_invalid_argument(
+      "nearsparse::kpm::algorithm_from_string", "name",
+      nearsparse::detail::concat("'", name, "' is not one of naive, aug_spmv, aug_spmmv"));
+}
+
+namespace detail {
+
+void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_result& result,
+                      const char* function) {
+  const int M = result.num_moments;
+  result.mu.assign(std::size_t(M), 0.0);
+  result.mu_per_vector.assign(std::size_t(M) * R, 0.0);
+  auto at = [&](int n, int r) { return eta[std::size_t(n) * R + r]; };
+  // A Chebyshev polynomial stays in [-1, 1] on [-1, 1], so ||v_m|| <= ||v_0|| for every m when
+  // the scaled spectrum is inside; outside, ||v_m|| grows like cosh(m acosh|x|).
+  for (int r = 0; r < R; ++r) {
+    const double norm0 = at(0, r);
+    for (int m = 0; m < steps; ++m) {
+      const double grown = at(2 * m, r);
+      if (!(grown <= norm0 * (1 + 1e-6) + 1e-300) || !std::isfinite(at(2 * m + 1, r)))
+        nearsparse::detail::throw_invalid_argument(
+            function, "scaling",
+            nearsparse::detail::concat(
+                "(a = ", result.map.a, ", b = ", result.map.b,
+                ") does not map the spectrum of H into [-1, 1]: ||T_m(a(H - b)) v||^2 reached ",
+                grown / norm0, " times ||v||^2 at m = ", m, " (start vector ", r,
+                "); take the scaling from kpm::gershgorin_bounds or widen the margin"));
+    }
+  }
+  double total = 0;
+  for (int r = 0; r < R; ++r) total += at(0, r);
+  for (int n = 0; n < M; ++n) {
+    double sum = 0;
+    for (int r = 0; r < R; ++r) {
+      const double mu = 2 * at(n, r) - at(n % 2, r);
+      sum += mu;
+      result.mu_per_vector[std::size_t(n) * R + r] = at(0, r) > 0 ? mu / at(0, r) : 0.0;
+    }
+    result.mu[std::size_t(n)] = total > 0 ? sum / total : 0.0;
+  }
+}
+
+}  // namespace detail
+
+}  // namespace nearsparse::kpm

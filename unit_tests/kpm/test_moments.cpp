@@ -1,0 +1,232 @@
+// Chebyshev moments: every algorithm and storage against the dense recurrence, the three
+// algorithms against each other to rounding, the exact trace against eigenvalues, bounds that
+// hold the spectrum, and bad inputs.
+
+#include "kpm_reference.hpp"
+#include "support/seeds.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/kpm.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+namespace nk = nearsparse::kpm;
+namespace ref = nearsparse::test::kpm;
+using Catch::Matchers::Contains;
+
+namespace {
+
+nk::topological_insulator insulator(int nx, int ny, int nz, std::uint64_t seed) {
+  nk::topological_insulator p;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  p.disorder = 2.0;
+  p.seed = seed;
+  p.dot_period = 3;
+  p.dot_radius = 1.0;
+  p.dot_potential = 0.5;
+  p.dot_layers = 1;
+  return p;
+}
+
+void require_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t n = 0; n < got.size(); ++n) {
+    INFO("moment " << n << ": " << got[n] << " against " << want[n]);
+    REQUIRE(std::abs(got[n] - want[n]) <= tol);
+  }
+}
+
+template <class Exec, class Matrix>
+nk::moments_result run(const Exec& exec, const Matrix& h, nk::scaling s, int M, int R,
+                       std::uint64_t seed, nk::algorithm a) {
+  nk::moments_options o;
+  o.num_moments = M;
+  o.num_vectors = R;
+  o.seed = seed;
+  o.method = a;
+  return nk::moments(exec, h, s, o);
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algorithm and format",
+                        "[kpm]", nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const auto p = insulator(3, 2, 3, seed);  // 72 rows: not a multiple of 32
+  const auto h = nk::make_topological_insulator(exec, p);
+  const auto d = ref::dense_of(h);
+  // Hermitian by construction.
+  for (int i = 0; i < d.n; ++i)
+    for (int j = 0; j < d.n; ++j) REQUIRE(d(i, j) == std::conj(d(j, i)));
+  const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.02);
+  for (int R : {1, 5, 33}) {
+    const int M = 41;  // odd: the last step's second moment is dropped
+    const auto v0 = ref::start_block<nk::complex_double>(d.n, R, seed);
+    const auto want = ref::reference_moments(d, v0, R, M, s.a, s.b);
+    REQUIRE(want[0] == Approx(1.0));
+    for (auto a : {nk::algorithm::naive, nk::algorithm::aug_spmv, nk::algorithm::aug_spmmv}) {
+      INFO("R = " << R << ", " << nk::to_string(a));
+      const auto m = run(exec, h, s, M, R, seed, a);
+      REQUIRE(m.mu.size() == std::size_t(M));
+      REQUIRE(m.steps == 21);
+      require_close(m.mu, want, 1e-11);
+      for (auto [C, sigma] : {std::pair{32, 1}, {4, 16}}) {
+        INFO("SELL-" << C << "-" << sigma);
+        const auto sell = nk::make_sell(exec, h, C, sigma);
+        require_close(run(exec, sell, s, M, R, seed, a).mu, want, 1e-11);
+      }
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("the three algorithms give the same moments to rounding", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const auto h = nk::make_topological_insulator(exec, insulator(7, 5, 4, seed));  // 560 rows
+  const auto s = nk::scaling_for(nk::lanczos_bounds(exec, h), 0.02);
+  const auto naive = run(exec, h, s, 200, 6, seed, nk::algorithm::naive);
+  const auto aug = run(exec, h, s, 200, 6, seed, nk::algorithm::aug_spmv);
+  const auto blocked = run(exec, h, s, 200, 6, seed, nk::algorithm::aug_spmmv);
+  require_close(aug.mu, naive.mu, 1e-12);
+  require_close(blocked.mu, naive.mu, 1e-12);
+  require_close(blocked.mu_per_vector, aug.mu_per_vector, 1e-12);
+  // Real matrices take +-1 start vectors.
+  nk::cubic_lattice c;
+  c.nx = 9;
+  c.ny = 4;
+  c.nz = 5;
+  const auto hc = nk::make_cubic_lattice<double>(exec, c);
+  const auto sc = nk::scaling_for({-6, 6}, 0.01);
+  require_close(run(exec, hc, sc, 64, 3, seed, nk::algorithm::aug_spmmv).mu,
+                run(exec, hc, sc, 64, 3, seed, nk::algorithm::naive).mu, 1e-12);
+}
+
+TEMPLATE_LIST_TEST_CASE("unit start vectors give the exact trace of the cubic lattice", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  nk::cubic_lattice c;
+  c.nx = 5;
+  c.ny = 3;
+  c.nz = 4;
+  c.periodic_z = false;
+  c.t = 0.7;
+  const int n = int(c.rows());
+  for (bool complex_scalar : {false, true}) {
+    INFO((complex_scalar ? "complex" : "double"));
+    const auto s = nk::scaling_for({-6 * c.t, 6 * c.t}, 0.05);
+    const auto want = ref::exact_moments(nk::cubic_lattice_eigenvalues(c), 80, s.a, s.b);
+    nk::moments_options o;
+    o.num_moments = 80;
+    auto check = [&](auto scalar_tag) {
+      using scalar = decltype(scalar_tag);
+      const auto h = nk::make_cubic_lattice<scalar>(exec, c);
+      Kokkos::View<scalar**, Kokkos::LayoutRight, mem> eye("I", n, n);
+      auto he = Kokkos::create_mirror_view(eye);
+      for (int i = 0; i < n; ++i) he(i, i) = scalar(1);
+      Kokkos::deep_copy(eye, he);
+      require_close(nk::moments(exec, h, s, o, eye).mu, want, 1e-11);
+    };
+    if (complex_scalar)
+      check(nk::complex_double{});
+    else
+      check(double{});
+  }
+}
+
+#ifdef NEARSPARSE_TEST_HAVE_LAPACK
+TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenvalues", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const auto h = nk::make_topological_insulator(exec, insulator(4, 3, 3, seed));  // 144 rows
+  const auto d = ref::dense_of(h);
+  const auto eig = ref::eigenvalues(d);
+  REQUIRE(eig.size() == std::size_t(d.n));
+  const auto g = nk::gershgorin_bounds(exec, h);
+  REQUIRE(g.lower <= eig.front());
+  REQUIRE(g.upper >= eig.back());
+  const auto l = nk::lanczos_bounds(exec, h, 60);
+  const double width = eig.back() - eig.front();
+  REQUIRE(l.lower <= eig.front() + 1e-3 * width);
+  REQUIRE(l.upper >= eig.back() - 1e-3 * width);
+  REQUIRE(l.lower >= g.lower);
+  REQUIRE(l.upper <= g.upper);
+  // Exact trace through unit vectors, against the eigenvalues.
+  const auto s = nk::scaling_for(g, 0.01);
+  Kokkos::View<nk::complex_double**, Kokkos::LayoutRight, mem> eye("I", d.n, d.n);
+  auto he = Kokkos::create_mirror_view(eye);
+  for (int i = 0; i < d.n; ++i) he(i, i) = 1;
+  Kokkos::deep_copy(eye, he);
+  nk::moments_options o;
+  o.num_moments = 120;
+  require_close(nk::moments(exec, h, s, o, eye).mu, ref::exact_moments(eig, 120, s.a, s.b),
+                1e-11);
+}
+#endif
+
+TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using crs = nk::crs_matrix<double, TestType>;
+  nk::moments_options o;
+  o.num_moments = 6;
+  o.num_vectors = 2;
+  for (auto a : {nk::algorithm::naive, nk::algorithm::aug_spmv, nk::algorithm::aug_spmmv}) {
+    o.method = a;
+    const auto m = nk::moments(exec, crs(), nk::scaling{1, 0}, o);
+    REQUIRE(m.mu == std::vector<double>(6, 0.0));
+    nk::cubic_lattice one;
+    one.nx = one.ny = one.nz = 1;  // the 1 x 1 zero matrix: mu_n = T_n(0)
+    const auto h1 = nk::make_cubic_lattice<double>(exec, one);
+    const auto s1 = nk::scaling_for(nk::gershgorin_bounds(exec, h1));
+    require_close(nk::moments(exec, h1, s1, o).mu, {1, 0, -1, 0, 1, 0}, 1e-15);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  nk::cubic_lattice c;
+  c.nx = 6;
+  c.ny = 5;
+  c.nz = 3;
+  const auto h = nk::make_cubic_lattice<double>(exec, c);
+  nk::moments_options o;
+  o.num_moments = 200;
+  o.num_vectors = 0;
+  const auto good = nk::scaling_for(nk::gershgorin_bounds(exec, h));
+  REQUIRE_THROWS_WITH(nk::moments(exec, h, good, o),
+                      Contains("num_vectors") && Contains("90 x 90"));
+  o.num_vectors = 2;
+  o.num_moments = 1;
+  REQUIRE_THROWS_WITH(nk::moments(exec, h, good, o), Contains("num_moments"));
+  o.num_moments = 200;
+  REQUIRE_THROWS_WITH(nk::moments(exec, h, nk::scaling{-1, 0}, o), Contains("'scaling'"));
+  // Unscaled: the spectrum [-6, 6] left as it is.
+  for (auto a : {nk::algorithm::naive, nk::algorithm::aug_spmmv}) {
+    o.method = a;
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, nk::scaling{1, 0}, o),
+                        Contains("does not map the spectrum"));
+    // A scaling 1 % too tight is caught as well.
+    const auto tight = nk::scaling_for({-6 * 0.99, 6 * 0.99}, 0);
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, tight, o), Contains("does not map the spectrum"));
+  }
+  REQUIRE_THROWS_WITH(nk::scaling_for({1, -1}), Contains("bounds"));
+  REQUIRE_THROWS_WITH(nk::lanczos_bounds(exec, h, 0), Contains("steps"));
+  nk::topological_insulator bad;
+  bad.nz = 0;
+  REQUIRE_THROWS_WITH(nk::make_topological_insulator(exec, bad), Contains("nz"));
+  REQUIRE_THROWS_WITH(nk::algorithm_from_string("fast"), Contains("fast"));
+}
