@@ -4,7 +4,7 @@
 //   kpm/step/<space>/<crs|sell32>/R:<R>   the augmented SpMMV (ours) against, in the same
 //       process, the naive stage (SpMV + Kokkos Kernels BLAS-1, R vectors one by one), the
 //       augmented SpMV (R vectors one by one) and, on CUDA, cuSPARSE SpMM on the row-major block
-//       plus the cuBLAS BLAS-1 chain. Counters: t (one step of the block), t_per_vector, GFLOP/s,
+//       plus the cuBLAS BLAS-1 chain; on CUDA also t_portable, the portable kernel. Counters: t (one step of the block), t_per_vector, GFLOP/s,
 //       GB/s of the minimum traffic, B_min (equation 5, bytes/flop), bandwidth (a copy kernel
 //       measured in the same process, bytes read + written per second) and roofline = achieved
 //       GFLOP/s / (bandwidth / B_min).
@@ -81,6 +81,16 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
                       exec.fence();
                     },
                     slow_samples, 1, true});
+  if (!host)
+    others.push_back({"portable",
+                      [&] {
+                        nk::detail::aug_spmmv(
+                            exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
+                            nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
+                            0, false);
+                        exec.fence();
+                      },
+                      0, 1, false});
 #ifdef KOKKOS_ENABLE_CUDA
   std::unique_ptr<nearsparse::perf::cusparse::handle> sp;
   std::unique_ptr<nearsparse::perf::cublas::handle> bl;

@@ -230,3 +230,44 @@ TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
   REQUIRE_THROWS_WITH(nk::make_topological_insulator(exec, bad), Contains("nz"));
   REQUIRE_THROWS_WITH(nk::algorithm_from_string("fast"), Contains("fast"));
 }
+
+TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed << " on " << TestType::name());
+  const auto h = nk::make_topological_insulator(exec, insulator(4, 3, 5, seed));  // 240 rows
+  const auto sell = nk::make_sell(exec, h, 32, 64);
+  const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
+  // Every lane-group width and column-per-lane count of the CUDA kernel, and R past its limit.
+  for (int R : {1, 2, 3, 8, 17, 32, 40, 64, 100, 129}) {
+    INFO("R = " << R);
+    nk::moments_options o;
+    o.num_moments = 30;
+    o.num_vectors = R;
+    o.seed = seed;
+    const auto fast = nk::moments(exec, h, s, o);
+    const auto fast_sell = nk::moments(exec, sell, s, o);
+    o.kernel = nk::kernel_choice::portable;
+    const auto portable = nk::moments(exec, h, s, o);
+    require_close(fast.mu, portable.mu, 1e-12);
+    require_close(fast.mu_per_vector, portable.mu_per_vector, 1e-12);
+    require_close(fast_sell.mu, portable.mu, 1e-12);
+    o.method = nk::algorithm::aug_spmv;
+    o.kernel = nk::kernel_choice::automatic;
+    if (R <= 8) require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
+  }
+  // A real matrix through both.
+  nk::cubic_lattice c;
+  c.nx = 7;
+  c.ny = 6;
+  c.nz = 5;
+  const auto hc = nk::make_cubic_lattice<double>(exec, c);
+  const auto sc = nk::scaling_for({-6, 6}, 0.01);
+  nk::moments_options o;
+  o.num_moments = 40;
+  o.num_vectors = 9;
+  const auto fast = nk::moments(exec, hc, sc, o);
+  o.kernel = nk::kernel_choice::portable;
+  require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
+}

@@ -21,11 +21,17 @@ const char* to_string(algorithm a);
 /// "naive", "aug_spmv" or "aug_spmmv"; throws nearsparse::invalid_argument otherwise.
 algorithm algorithm_from_string(const std::string& name);
 
+/// Which kernel applies the matrix: `automatic` takes the CUDA kernel on Kokkos::Cuda (row-major
+/// blocks, int indices, R <= 128) and the portable team-policy kernel elsewhere; `portable`
+/// forces the portable kernel everywhere (to check the CUDA kernel against it, or to time it).
+enum class kernel_choice { automatic, portable };
+
 struct moments_options {
   int num_moments = 1024;    ///< M >= 2: moments mu_0 ... mu_{M-1}
   int num_vectors = 16;      ///< R >= 1 random start vectors (ignored when a start block is given)
   std::uint64_t seed = 1;    ///< start vectors are a function of (seed, row, vector)
   algorithm method = algorithm::aug_spmmv;
+  kernel_choice kernel = kernel_choice::automatic;
   /// Called after each recurrence step with (steps done, steps in all), from the calling thread.
   std::function<void(int, int)> progress;
 };

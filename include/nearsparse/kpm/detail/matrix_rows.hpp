@@ -22,6 +22,11 @@ struct row_span {
 template <class Scalar, class RowMap, class Entries, class Values>
 struct crs_rows {
   using scalar_type = Scalar;
+  static constexpr bool is_sell = false;
+  /// int offsets and columns: what the CUDA kernel reads.
+  static constexpr bool int_indices =
+      std::is_same_v<std::remove_const_t<typename RowMap::value_type>, int> &&
+      std::is_same_v<std::remove_const_t<typename Entries::value_type>, int>;
   RowMap row_map;
   Entries entries;
   Values values;
@@ -31,12 +36,15 @@ struct crs_rows {
     return {b, 1, int(std::int64_t(row_map(i + 1)) - b)};
   }
   KOKKOS_INLINE_FUNCTION int column(std::int64_t e) const { return entries(e); }
+  const void* columns_data() const { return entries.data(); }
   KOKKOS_INLINE_FUNCTION const Scalar& value(std::int64_t e) const { return values(e); }
 };
 
 template <class Scalar, class Mem>
 struct sell_rows {
   using scalar_type = Scalar;
+  static constexpr bool is_sell = true;
+  static constexpr bool int_indices = true;
   Kokkos::View<const std::int64_t*, Mem> chunk_offsets;
   Kokkos::View<const int*, Mem> chunk_lengths;
   Kokkos::View<const int*, Mem> columns;
@@ -48,6 +56,7 @@ struct sell_rows {
     return {chunk_offsets(c) + (i - c * chunk_height), chunk_height, chunk_lengths(c)};
   }
   KOKKOS_INLINE_FUNCTION int column(std::int64_t e) const { return columns(e); }
+  const void* columns_data() const { return columns.data(); }
   KOKKOS_INLINE_FUNCTION const Scalar& value(std::int64_t e) const { return values(e); }
 };
 

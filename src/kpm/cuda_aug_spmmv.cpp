@@ -1,0 +1,251 @@
+// CUDA kernel of the augmented SpMMV; see include/nearsparse/kpm/detail/cuda_aug_spmmv.hpp.
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/detail/cuda_aug_spmmv.hpp>
+
+#include <cuComplex.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+namespace nearsparse::kpm::detail {
+
+namespace {
+
+constexpr int block_threads = 256;
+constexpr unsigned full_mask = 0xffffffffu;
+
+struct real_ops {
+  using type = double;
+  __device__ static type zero() { return 0.0; }
+  __device__ static type fma(type a, type b, type c) { return ::fma(a, b, c); }
+  __device__ static type scale(double s, type a) { return s * a; }
+  __device__ static type add(type a, type b) { return a + b; }
+  __device__ static double norm2(type a) { return a * a; }
+  __device__ static double real_dot(type a, type b) { return a * b; }
+  __device__ static type shfl(type a, int src) { return __shfl_sync(full_mask, a, src); }
+};
+
+struct complex_ops {
+  using type = double2;
+  __device__ static type zero() { return make_double2(0.0, 0.0); }
+  // c + a b
+  __device__ static type fma(type a, type b, type c) {
+    return make_double2(::fma(a.x, b.x, ::fma(-a.y, b.y, c.x)),
+                        ::fma(a.x, b.y, ::fma(a.y, b.x, c.y)));
+  }
+  __device__ static type scale(double s, type a) { return make_double2(s * a.x, s * a.y); }
+  __device__ static type add(type a, type b) { return make_double2(a.x + b.x, a.y + b.y); }
+  __device__ static double norm2(type a) { return a.x * a.x + a.y * a.y; }
+  __device__ static double real_dot(type a, type b) { return a.x * b.x + a.y * b.y; }
+  __device__ static type shfl(type a, int src) {
+    return make_double2(__shfl_sync(full_mask, a.x, src), __shfl_sync(full_mask, a.y, src));
+  }
+};
+
+struct crs_access {
+  const int* row_map;
+  __device__ void span(int i, std::int64_t& begin, int& stride, int& count) const {
+    begin = __ldg(row_map + i);
+    stride = 1;
+    count = __ldg(row_map + i + 1) - int(begin);
+  }
+};
+
+struct sell_access {
+  const std::int64_t* chunk_offsets;
+  const int* chunk_lengths;
+  int chunk_height;
+  __device__ void span(int i, std::int64_t& begin, int& stride, int& count) const {
+    const int c = i / chunk_height;
+    begin = __ldg(chunk_offsets + c) + (i - c * chunk_height);
+    stride = chunk_height;
+    count = __ldg(chunk_lengths + c);
+  }
+};
+
+/// G lanes per row (a power of two <= 32), CPL columns per lane (R <= G * CPL).
+template <class Ops, class Access, int G, int CPL, bool Dots>
+__global__ void __launch_bounds__(block_threads)
+    aug_kernel(Access access, const int* __restrict__ columns,
+               const typename Ops::type* __restrict__ values,
+               const typename Ops::type* __restrict__ in, typename Ops::type* __restrict__ out,
+               int R, int row_begin, int row_end, double alpha, double beta, double gamma,
+               double* __restrict__ eta, int eta_ld, int step) {
+  using T = typename Ops::type;
+  const int lane = threadIdx.x & 31;
+  const int g = lane % G;  // lane within the group: columns g, g + G, ...
+  const int group_in_warp = lane / G;
+  constexpr int groups_per_warp = 32 / G;
+  const int warp = threadIdx.x >> 5;
+  constexpr int warps = block_threads / 32;
+  const long long group0 =
+      (long long)(blockIdx.x) * warps * groups_per_warp + warp * groups_per_warp + group_in_warp;
+  const long long group_stride = (long long)(gridDim.x) * warps * groups_per_warp;
+  double vv[CPL], wv[CPL];
+#pragma unroll
+  for (int k = 0; k < CPL; ++k) vv[k] = wv[k] = 0;
+
+  // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
+  const long long rows = row_end - row_begin;
+  const long long per_warp_stride = group_stride;
+  for (long long base = group0 - group_in_warp; base < rows; base += per_warp_stride) {
+    const long long my = base + group_in_warp;
+    const bool active = my < rows;
+    const int i = row_begin + int(active ? my : 0);
+    std::int64_t begin = 0;
+    int stride = 1, count = 0;
+    if (active) access.span(i, begin, stride, count);
+    T y[CPL];
+#pragma unroll
+    for (int k = 0; k < CPL; ++k) y[k] = Ops::zero();
+    if (G == 32) {
+      // One row per warp: the lanes load up to 32 entries at once and broadcast them.
+      for (int chunk = 0; chunk < count; chunk += 32) {
+        const int n = min(32, count - chunk);
+        int my_col = 0;
+        T my_val = Ops::zero();
+        if (lane < n) {
+          const std::int64_t e = begin + std::int64_t(chunk + lane) * stride;
+          my_col = __ldg(columns + e);
+          my_val = values[e];
+        }
+#pragma unroll 4
+        for (int j = 0; j < n; ++j) {
+          const int c = __shfl_sync(full_mask, my_col, j);
+          const T v = Ops::shfl(my_val, j);
+#pragma unroll
+          for (int k = 0; k < CPL; ++k) {
+            const int r = g + k * G;
+            if (r < R) y[k] = Ops::fma(v, in[std::int64_t(c) * R + r], y[k]);
+          }
+        }
+      }
+    } else if (active) {
+#pragma unroll 4
+      for (int j = 0; j < count; ++j) {
+        const std::int64_t e = begin + std::int64_t(j) * stride;
+        const int c = __ldg(columns + e);
+        const T v = values[e];
+#pragma unroll
+        for (int k = 0; k < CPL; ++k) {
+          const int r = g + k * G;
+          if (r < R) y[k] = Ops::fma(v, in[std::int64_t(c) * R + r], y[k]);
+        }
+      }
+    }
+    if (active) {
+#pragma unroll
+      for (int k = 0; k < CPL; ++k) {
+        const int r = g + k * G;
+        if (r >= R) continue;
+        const std::int64_t at = std::int64_t(i) * R + r;
+        const T vin = (Dots || beta != 0) ? in[at] : Ops::zero();
+        T o = Ops::add(Ops::scale(alpha, y[k]), Ops::scale(beta, vin));
+        if (gamma != 0) o = Ops::add(o, Ops::scale(gamma, out[at]));
+        out[at] = o;
+        if (Dots) {
+          vv[k] += Ops::norm2(vin);
+          wv[k] += Ops::real_dot(o, vin);
+        }
+      }
+    }
+  }
+  if constexpr (Dots) {
+    // Groups of a warp that own the same columns: shuffle reduction over lanes g, g + G, ...
+#pragma unroll
+    for (int k = 0; k < CPL; ++k)
+      for (int offset = G; offset < 32; offset *= 2) {
+        vv[k] += __shfl_xor_sync(full_mask, vv[k], offset);
+        wv[k] += __shfl_xor_sync(full_mask, wv[k], offset);
+      }
+    // Warps of the block: shared memory, then one atomic per block and column.
+    __shared__ double partial[warps][2][G * CPL];
+    if (lane < G)
+#pragma unroll
+      for (int k = 0; k < CPL; ++k) {
+        partial[warp][0][g + k * G] = vv[k];
+        partial[warp][1][g + k * G] = wv[k];
+      }
+    __syncthreads();
+    for (int q = threadIdx.x; q < 2 * R; q += block_threads) {
+      const int which = q / R, r = q - which * R;
+      double s = 0;
+      for (int w = 0; w < warps; ++w) s += partial[w][which][r];
+      atomicAdd(eta + std::int64_t(2 * step + which) * eta_ld + r, s);
+    }
+  }
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw nearsparse::runtime_error(std::string("nearsparse::kpm::aug_spmmv (CUDA): ") + what +
+                                    ": " + cudaGetErrorString(e));
+}
+
+template <class Ops, class Access, int G, int CPL>
+void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
+  using T = typename Ops::type;
+  const long long rows = a.row_end - a.row_begin;
+  constexpr int groups_per_block = block_threads / G;
+  // A grid that fills the device a few times over: every block loops over rows, so the dot
+  // products need one atomic per block and column however large the matrix.
+  static int sms = 0;
+  if (sms == 0) {
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+          "cudaDeviceGetAttribute");
+  }
+  const long long needed = (rows + groups_per_block - 1) / groups_per_block;
+  const int blocks = int(std::max<long long>(1, std::min<long long>(needed, 8LL * sms)));
+  auto run = [&](auto dots) {
+    aug_kernel<Ops, Access, G, CPL, decltype(dots)::value>
+        <<<blocks, block_threads, 0, exec.cuda_stream()>>>(
+            access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
+            static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
+            a.eta_ld, a.step);
+  };
+  if (a.eta)
+    run(std::true_type{});
+  else
+    run(std::false_type{});
+  check(cudaGetLastError(), "kernel launch");
+}
+
+template <class Ops, class Access>
+void dispatch_width(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
+  const int R = a.R;
+  if (R <= 1) return launch<Ops, Access, 1, 1>(exec, access, a);
+  if (R <= 2) return launch<Ops, Access, 2, 1>(exec, access, a);
+  if (R <= 4) return launch<Ops, Access, 4, 1>(exec, access, a);
+  if (R <= 8) return launch<Ops, Access, 8, 1>(exec, access, a);
+  if (R <= 16) return launch<Ops, Access, 16, 1>(exec, access, a);
+  if (R <= 32) return launch<Ops, Access, 32, 1>(exec, access, a);
+  if (R <= 64) return launch<Ops, Access, 32, 2>(exec, access, a);
+  return launch<Ops, Access, 32, 4>(exec, access, a);
+}
+
+template <class Ops>
+void dispatch_format(const Kokkos::Cuda& exec, const cuda_aug_args& a) {
+  if (a.chunk_offsets)
+    dispatch_width<Ops>(exec, sell_access{a.chunk_offsets, a.chunk_lengths, a.chunk_height}, a);
+  else
+    dispatch_width<Ops>(exec, crs_access{a.row_map}, a);
+}
+
+}  // namespace
+
+void cuda_aug_spmmv(const Kokkos::Cuda& exec, const cuda_aug_args& a) {
+  if (a.row_end <= a.row_begin || a.R <= 0) return;
+  if (a.R > cuda_aug_max_columns)
+    throw nearsparse::invalid_argument(
+        "nearsparse::kpm::cuda_aug_spmmv: R = " + std::to_string(a.R) + " exceeds " +
+        std::to_string(cuda_aug_max_columns));
+  if (a.complex_values)
+    dispatch_format<complex_ops>(exec, a);
+  else
+    dispatch_format<real_ops>(exec, a);
+}
+
+}  // namespace nearsparse::kpm::detail
