@@ -125,11 +125,12 @@ host_crs<complex_double> assemble_rows(const topological_insulator& p, std::int6
   out.values.reserve(std::size_t(out.rows) * 13);
   std::vector<std::pair<int, c64>> row;
   const int nx = p.nx, ny = p.ny, nz = p.nz;
-  auto site_of = [&](int x, int y, int z) { return x + nx * (y + ny * z); };
+  // z fastest, y slowest: see the header.
+  auto site_of = [&](int x, int y, int z) { return z + nz * (x + nx * y); };
   for (std::int64_t r = row_begin; r < row_end; ++r) {
     const int a = int(r % 4);
     const int site = int(r / 4);
-    const int x = site % nx, y = (site / nx) % ny, z = site / (nx * ny);
+    const int z = site % nz, x = (site / nz) % nx, y = site / (nz * nx);
     // On site: V_n Gamma^0 + m Gamma^1 (both diagonal).
     double v = 0;
     if (p.dot_period > 0 && p.dot_potential != 0 &&

@@ -7,8 +7,9 @@
 //       + sum_n Psi+_n (V_n Gamma^0 + m Gamma^1) Psi_n            (m = 2 in the paper)
 // on Nx x Ny x Nz sites with 4 orbitals each, periodic in x and y, open in z. Gamma^0 is the
 // identity, Gamma^1 = tau_z (x) 1, Gamma^{2,3,4} = tau_x (x) sigma_{x,y,z}: Hermitian and
-// anticommuting. Row index = orbital + 4 (x + Nx (y + Ny z)), z slowest, so a split by rows cuts
-// between z layers. V_n is a quantum-dot superlattice (discs of radius R_d on a square lattice of
+// anticommuting. Row index = orbital + 4 (z + Nz (x + Nx y)): z fastest, so the farthest
+// neighbour (in y) is 4 Nz Nx rows away and a block of vectors between a row and that neighbour
+// stays in the GPU's L2 cache; a split by rows cuts between planes of constant y. V_n is a quantum-dot superlattice (discs of radius R_d on a square lattice of
 // period P in the x-y plane, in the top `dot_layers` layers) plus uniform disorder in [-W/2, W/2].
 // Each row holds 13 entries (11 in the z surface layers).
 //
