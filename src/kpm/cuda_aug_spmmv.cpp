@@ -6,6 +6,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
 #include <string>
 
 namespace nearsparse::kpm::detail {
@@ -213,17 +216,43 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
   check(cudaGetLastError(), "kernel launch");
 }
 
+template <class Ops, class Access, int CPL>
+void dispatch_group(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a, int G) {
+  switch (G) {
+    case 1: return launch<Ops, Access, 1, CPL>(exec, access, a);
+    case 2: return launch<Ops, Access, 2, CPL>(exec, access, a);
+    case 4: return launch<Ops, Access, 4, CPL>(exec, access, a);
+    case 8: return launch<Ops, Access, 8, CPL>(exec, access, a);
+    case 16: return launch<Ops, Access, 16, CPL>(exec, access, a);
+    default: return launch<Ops, Access, 32, CPL>(exec, access, a);
+  }
+}
+
+/// (G, CPL) for R columns; NEARSPARSE_KPM_CUDA_SHAPE="G,CPL" overrides it (for tuning).
+std::pair<int, int> shape_for(int R) {
+  static const char* env = std::getenv("NEARSPARSE_KPM_CUDA_SHAPE");
+  if (env) {
+    int g = 0, c = 0;
+    if (std::sscanf(env, "%d,%d", &g, &c) == 2 && g >= 1 && g <= 32 && (g & (g - 1)) == 0 &&
+        (c == 1 || c == 2 || c == 4) && g * c >= R)
+      return {g, c};
+  }
+  // Two columns per lane measured fastest on an H100 for 2 <= R <= 64 (two independent loads
+  // in flight per lane and entry; perf/RESULTS.md): R = 32 took 2.0 ms per step with 16 lanes x 2
+  // columns against 2.4 ms with 32 x 1 and 2.5 ms with 8 x 4.
+  if (R == 1) return {1, 1};
+  const int cpl = R <= 64 ? 2 : 4;
+  int g = 1;
+  while (g * cpl < R) g *= 2;
+  return {g, cpl};
+}
+
 template <class Ops, class Access>
 void dispatch_width(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
-  const int R = a.R;
-  if (R <= 1) return launch<Ops, Access, 1, 1>(exec, access, a);
-  if (R <= 2) return launch<Ops, Access, 2, 1>(exec, access, a);
-  if (R <= 4) return launch<Ops, Access, 4, 1>(exec, access, a);
-  if (R <= 8) return launch<Ops, Access, 8, 1>(exec, access, a);
-  if (R <= 16) return launch<Ops, Access, 16, 1>(exec, access, a);
-  if (R <= 32) return launch<Ops, Access, 32, 1>(exec, access, a);
-  if (R <= 64) return launch<Ops, Access, 32, 2>(exec, access, a);
-  return launch<Ops, Access, 32, 4>(exec, access, a);
+  const auto [G, CPL] = shape_for(a.R);
+  if (CPL == 1) return dispatch_group<Ops, Access, 1>(exec, access, a, G);
+  if (CPL == 2) return dispatch_group<Ops, Access, 2>(exec, access, a, G);
+  return dispatch_group<Ops, Access, 4>(exec, access, a, G);
 }
 
 template <class Ops>

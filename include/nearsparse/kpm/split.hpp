@@ -25,6 +25,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -47,9 +48,35 @@ struct split_result {
   std::int64_t rows_first = 0, rows_second = 0;
   int halo_first = 0, halo_second = 0;  ///< rows each part receives per step
   double rate_first = 0, rate_second = 0;  ///< calibration: row-vectors per second (0: not run)
+  double copy_seconds = 0;  ///< calibration: the copy of the second part's rows to the first
 };
 
 namespace detail {
+
+/// Seconds one copy of `bytes` from pinned host memory to ExecA's memory takes (median of 5).
+template <class ExecA, class Scalar>
+double time_copy_to(const ExecA& exec, std::size_t bytes) {
+  if (bytes == 0) return 0;
+#ifdef KOKKOS_ENABLE_CUDA
+  using host_mem = Kokkos::CudaHostPinnedSpace;
+#else
+  using host_mem = Kokkos::HostSpace;
+#endif
+  Kokkos::View<char*, host_mem> src(std::string("nearsparse::kpm::copy_probe.host"), bytes);
+  Kokkos::View<char*, typename ExecA::memory_space> dst(
+      std::string("nearsparse::kpm::copy_probe.device"), bytes);
+  std::vector<double> t;
+  for (int k = 0; k < 6; ++k) {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    Kokkos::deep_copy(exec, dst, src);
+    exec.fence();
+    if (k > 0)
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
 
 /// Row-vectors per second of `steps` fused steps over the rows [0, n) of the first part of a
 /// split with bounds {0, n, N}.
@@ -95,19 +122,35 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   const auto all = detail::host_rows(h);
   const std::int64_t N = all.rows;
   double w = so.weight;
+  auto partition = [&](double weight) {
+    const auto bounds = detail::split_rows(N, {weight, 1 - weight}, so.granule);
+    auto pa = detail::localize(detail::row_range(all, bounds[0], bounds[1]), bounds, 0);
+    auto pb = detail::localize(detail::row_range(all, bounds[1], bounds[2]), bounds, 1);
+    const auto a_needs_from_b = pa.requests_to(1), b_needs_from_a = pb.requests_to(0);
+    detail::finalize(pa, {{}, b_needs_from_a});
+    detail::finalize(pb, {a_needs_from_b, {}});
+    return std::make_pair(std::move(pa), std::move(pb));
+  };
+  double transfer_seconds = 0;
   if (w < 0) {
     const std::int64_t slice = std::min<std::int64_t>(N, std::max<std::int64_t>(4096, N / 8));
     result.rate_first = detail::calibrate(first, all, slice, R, so.calibration_steps, s);
     result.rate_second = detail::calibrate(second, all, slice, R, so.calibration_steps, s);
     w = result.rate_first / (result.rate_first + result.rate_second);
+    // The second part's rows reach the first part only after it has computed them, so their copy
+    // lies on the critical path of a step: balance  w N / r_1 = (1 - w) N / r_2 + t_copy, with
+    // t_copy measured for the halo of the split the rates alone give.
+    if (!Kokkos::SpaceAccessibility<ExecA, Kokkos::HostSpace>::accessible && w < 1) {
+      const auto trial = partition(w);
+      const std::size_t bytes = trial.second.n_send_rows * std::size_t(R) * sizeof(scalar);
+      transfer_seconds = detail::time_copy_to<ExecA, scalar>(first, bytes);
+      const double t1 = double(N) / result.rate_first, t2 = double(N) / result.rate_second;
+      w = std::min(1.0, (t2 + transfer_seconds) / (t1 + t2));
+    }
   }
   result.weight = w;
-  const auto bounds = detail::split_rows(N, {w, 1 - w}, so.granule);
-  auto pa = detail::localize(detail::row_range(all, bounds[0], bounds[1]), bounds, 0);
-  auto pb = detail::localize(detail::row_range(all, bounds[1], bounds[2]), bounds, 1);
-  const auto a_needs_from_b = pa.requests_to(1), b_needs_from_a = pb.requests_to(0);
-  detail::finalize(pa, {{}, b_needs_from_a});
-  detail::finalize(pb, {a_needs_from_b, {}});
+  result.copy_seconds = transfer_seconds;
+  auto [pa, pb] = partition(w);
   result.rows_first = pa.n_local;
   result.rows_second = pb.n_local;
   result.halo_first = pa.n_halo;

@@ -1,7 +1,9 @@
 #pragma once
 // The CUDA specialization of the augmented SpMMV (src/kpm/cuda_aug_spmmv.cpp), the paper's
-// Figure 6: a group of G = min(32, R rounded up to a power of two) lanes per row, each lane owning
-// the columns r = g, g + G, ...; for G = 32 the row's column indices and values are loaded once by
+// Figure 6: a group of G lanes per row (a power of two), each lane owning the columns r = g,
+// g + G, ..., CPL of them (2 for 2 <= R <= 64, 4 up to 128, so G = R / CPL rounded up; the
+// environment variable NEARSPARSE_KPM_CUDA_SHAPE="G,CPL" overrides the choice, for tuning on
+// other GPUs); for G = 32 the row's column indices and values are loaded once by
 // the lanes and broadcast with warp shuffles; the dot products stay in registers across all the
 // rows a lane visits, are reduced across the groups of a warp with shuffles and across the warps
 // of a block in shared memory, and reach eta with one atomic per block and column. Row-major
