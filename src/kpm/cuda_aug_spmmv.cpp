@@ -69,7 +69,7 @@ struct sell_access {
 
 /// G lanes per row (a power of two <= 32), CPL columns per lane (R <= G * CPL).
 template <class Ops, class Access, int G, int CPL, bool Dots>
-__global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
+__global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : (CPL == 2 ? 6 : 4))
     aug_kernel(Access access, const int* __restrict__ columns,
                const typename Ops::type* __restrict__ values,
                const typename Ops::type* __restrict__ in, typename Ops::type* __restrict__ out,
