@@ -4,10 +4,10 @@
 //   kpm/step/<space>/<crs|sell32>/R:<R>   the augmented SpMMV (ours) against, in the same
 //       process, the naive stage (SpMV + Kokkos Kernels BLAS-1, R vectors one by one), the
 //       augmented SpMV (R vectors one by one) and, on CUDA, cuSPARSE SpMM on the row-major block
-//       plus the cuBLAS BLAS-1 chain; on CUDA also t_portable, the portable kernel. Counters: t (one step of the block), t_per_vector, GFLOP/s,
-//       GB/s of the minimum traffic, B_min (equation 5, bytes/flop), bandwidth (a copy kernel
-//       measured in the same process, bytes read + written per second) and roofline = achieved
-//       GFLOP/s / (bandwidth / B_min).
+//       plus the cuBLAS BLAS-1 chain; on CUDA also t_portable, the portable kernel. Counters: t
+//       (one step of the block), t_per_vector, GFLOP/s, GB/s of the minimum traffic, B_min
+//       (equation 5, bytes/flop), bandwidth (a copy kernel measured in the same process, bytes read
+//       + written per second) and roofline = achieved GFLOP/s / (bandwidth / B_min).
 //   kpm/split/R:<R>                       one step with the rows split between Cuda and OpenMP
 //       (weight from measured rates) against each space alone: efficiency = split rate / (sum of
 //       the single-space rates), the paper's parallel efficiency of a heterogeneous node.
@@ -66,18 +66,18 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
   const int slow_samples = host ? 3 : 0;
   others.push_back({"naive",
                     [&] {
-                      for (int r = 0; r < R; ++r) nk::detail::naive_step(exec, h, v, w, u, s, false);
+                      for (int r = 0; r < R; ++r)
+                        nk::detail::naive_step(exec, h, v, w, u, s, false);
                       exec.fence();
                     },
                     slow_samples, 1, true});
   others.push_back({"aug_spmv",
                     [&] {
                       for (int r = 0; r < R; ++r)
-                        nk::detail::aug_spmmv(exec, "nearsparse::kpm::aug_spmv", rows, 0, n, y1,
-                                              x1,
-                                              nk::detail::aug_coefficients{2 * s.a,
-                                                                           -2 * s.a * s.b, -1.0},
-                                              true, eta, 0);
+                        nk::detail::aug_spmmv(
+                            exec, "nearsparse::kpm::aug_spmv", rows, 0, n, y1, x1,
+                            nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
+                            0);
                       exec.fence();
                     },
                     slow_samples, 1, true});
@@ -107,14 +107,20 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
         *sp, *bl, n, int(p.crs.nnz()), p.crs.graph.row_map.data(), p.crs.graph.entries.data(),
         reinterpret_cast<const cuDoubleComplex*>(p.crs.values.data()), R, to_cu(y.data()),
         to_cu(x.data()), to_cu(uu.data()), to_cu(dots.data()));
-    others.push_back({"cusparse", [&] { vendor->run(s.a, s.b); exec.fence(); }, 0, 1, true});
+    others.push_back({"cusparse",
+                      [&] {
+                        vendor->run(s.a, s.b);
+                        exec.fence();
+                      },
+                      0, 1, true});
   }
 #endif
   const auto work = bk::step_workload(n, std::int64_t(p.crs.nnz()), R);
   nearsparse::perf::compare_many(state, exec, ours, others, work);
   bk::set_kpm_counters(state, n, std::int64_t(p.crs.nnz()), R, p.bandwidth);
-  state.SetLabel(state.counters.count("t") ? std::string(Exec::name()) + (sell ? " SELL-32" : " CRS")
-                                           : std::string());
+  state.SetLabel(state.counters.count("t")
+                     ? std::string(Exec::name()) + (sell ? " SELL-32" : " CRS")
+                     : std::string());
 }
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
@@ -156,8 +162,8 @@ void register_space() {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   if (host && std::string(Exec::name()) == "Serial") return;
   const std::string space = host ? "openmp" : "cuda";
-  const std::vector<int> widths = host ? std::vector<int>{1, 4, 16, 32, 64}
-                                       : std::vector<int>{1, 2, 4, 8, 16, 32, 64};
+  const std::vector<int> widths =
+      host ? std::vector<int>{1, 4, 16, 32, 64} : std::vector<int>{1, 2, 4, 8, 16, 32, 64};
   for (int R : widths) {
     for (bool sell : {false, true}) {
       if (sell && host && R > 1) continue;  // SELL-32 pays for R = 1 on the GPU; CRS elsewhere

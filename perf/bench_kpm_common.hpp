@@ -45,7 +45,8 @@ double measure_bandwidth(const Exec& exec) {
     Kokkos::deep_copy(exec, b, a);
     exec.fence();
     if (i >= 2)
-      t_copy.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      t_copy.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return 2.0 * 8.0 * double(n) / std::min(median(t), median(t_copy));
 }

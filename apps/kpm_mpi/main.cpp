@@ -9,8 +9,8 @@
 #include <nearsparse/kpm.hpp>
 #include <nearsparse/kpm/distributed.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -59,27 +59,15 @@ int run(int argc, char* argv[], int rank, int size) {
   const Kokkos::DefaultExecutionSpace exec;
   const auto [begin, end] = nk::distributed_rows(MPI_COMM_WORLD, ti.rows(), weight, 4);
   const auto rows = nk::assemble_rows(ti, begin, end);
-  // Gershgorin bounds from every process's rows: the union of the discs.
-  double lo = 1e300, hi = -1e300;
-  for (std::int64_t i = 0; i < rows.rows; ++i) {
-    double centre = 0, radius = 0;
-    for (int e = rows.row_map[std::size_t(i)]; e < rows.row_map[std::size_t(i) + 1]; ++e) {
-      if (rows.columns[std::size_t(e)] == begin + i)
-        centre += rows.values[std::size_t(e)].real();
-      else
-        radius += Kokkos::abs(rows.values[std::size_t(e)]);
-    }
-    lo = std::min(lo, centre - radius);
-    hi = std::max(hi, centre + radius);
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const auto bounds = nk::distributed_gershgorin_bounds(MPI_COMM_WORLD, rows, begin);
+  const double lo = bounds.lower, hi = bounds.upper;
   const auto s = nk::scaling_for({lo, hi}, 0.01);
   if (rank == 0)
-    std::printf("kpm over %d MPI processes on %s: insulator %d x %d x %d (%lld rows), "
-                "spectrum inside [%.4f, %.4f]\n",
-                size, Kokkos::DefaultExecutionSpace::name(), ti.nx, ti.ny, ti.nz,
-                (long long)ti.rows(), lo, hi);
+    std::printf(
+        "kpm over %d MPI processes on %s: insulator %d x %d x %d (%lld rows), "
+        "spectrum inside [%.4f, %.4f]\n",
+        size, Kokkos::DefaultExecutionSpace::name(), ti.nx, ti.ny, ti.nz, (long long)ti.rows(), lo,
+        hi);
   const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o);
   for (int p = 0; p < size; ++p) {
     if (p == rank)

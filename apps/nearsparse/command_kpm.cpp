@@ -53,10 +53,11 @@ int report(const kpm_settings& s, const nk::moments_result& m, const char* where
                                     ? 20.0 * m.nonzeros + 48.0 * m.num_vectors * m.rows
                                     : m.num_vectors * (20.0 * m.nonzeros + 48.0 * m.rows);
   const double t_step = m.seconds / m.steps;
-  std::printf("  moments (%s, %s): %d moments x %d vectors in %.3f s: %.3f ms per step, "
-              "%.3f ms per step and vector\n",
-              nk::to_string(m.method), where, m.num_moments, m.num_vectors, m.seconds,
-              1e3 * t_step, 1e3 * t_step / m.num_vectors);
+  std::printf(
+      "  moments (%s, %s): %d moments x %d vectors in %.3f s: %.3f ms per step, "
+      "%.3f ms per step and vector\n",
+      nk::to_string(m.method), where, m.num_moments, m.num_vectors, m.seconds, 1e3 * t_step,
+      1e3 * t_step / m.num_vectors);
   std::printf("  rates: %.1f GFLOP/s, %.1f GB/s of minimum traffic (equation 4)\n",
               flops / m.seconds * 1e-9, bytes_per_step / t_step * 1e-9);
   const auto dos = nk::density_of_states(m, s.dos);
@@ -72,8 +73,8 @@ int report(const kpm_settings& s, const nk::moments_result& m, const char* where
   if (!s.plot.empty()) {
     chart_panel panel;
     panel.y_label = "states per unit energy";
-    panel.series.push_back({"KPM " + std::string(nk::to_string(s.dos.kernel)), dos.energies,
-                            dos.density});
+    panel.series.push_back(
+        {"KPM " + std::string(nk::to_string(s.dos.kernel)), dos.energies, dos.density});
     write_svg_chart(s.plot,
                     "Density of states, topological insulator " + std::to_string(s.ti.nx) + " x " +
                         std::to_string(s.ti.ny) + " x " + std::to_string(s.ti.nz) + ", M = " +
@@ -106,10 +107,11 @@ int run_on(const Exec& exec, kpm_settings s) {
     nk::split_options so;
     so.weight = s.weight;
     const auto r = nk::split_moments(Kokkos::Cuda(), Kokkos::OpenMP(), h, map, s.moments, so);
-    std::printf("  split: %.4f of the rows on Cuda (%lld rows), %lld on OpenMP; halo %d and %d "
-                "rows%s\n",
-                r.weight, (long long)r.rows_first, (long long)r.rows_second, r.halo_first,
-                r.halo_second, r.rate_first > 0 ? ", weight from measured rates" : "");
+    std::printf(
+        "  split: %.4f of the rows on Cuda (%lld rows), %lld on OpenMP; halo %d and %d "
+        "rows%s\n",
+        r.weight, (long long)r.rows_first, (long long)r.rows_second, r.halo_first, r.halo_second,
+        r.rate_first > 0 ? ", weight from measured rates" : "");
     if (r.rate_first > 0)
       std::printf("  calibration: Cuda %.3g, OpenMP %.3g row-vectors per second\n", r.rate_first,
                   r.rate_second);

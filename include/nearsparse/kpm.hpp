@@ -5,6 +5,7 @@
 // rows between a GPU and the CPU.
 
 #include <nearsparse/kpm/crs.hpp>
+#include <nearsparse/kpm/distributed.hpp>
 #include <nearsparse/kpm/dos.hpp>
 #include <nearsparse/kpm/hamiltonians.hpp>
 #include <nearsparse/kpm/moments.hpp>
@@ -12,6 +13,5 @@
 #include <nearsparse/kpm/scaling.hpp>
 #include <nearsparse/kpm/sell_matrix.hpp>
 #include <nearsparse/kpm/spectral_bounds.hpp>
-#include <nearsparse/kpm/spmv.hpp>
 #include <nearsparse/kpm/split.hpp>
-#include <nearsparse/kpm/distributed.hpp>
+#include <nearsparse/kpm/spmv.hpp>

@@ -12,20 +12,20 @@ kpm_step::kpm_step(const cusparse::handle& sp, const cublas::handle& bl, int row
                    cuDoubleComplex* v, cuDoubleComplex* w, cuDoubleComplex* u,
                    cuDoubleComplex* dots)
     : sp_(sp), bl_(bl), rows_(rows), R_(R), v_(v), w_(w), u_(u), dots_(dots) {
-  cusparse::check(cusparseCreateCsr(&h_, rows, rows, nnz, const_cast<int*>(row_ptr),
-                                    const_cast<int*>(col_idx),
-                                    const_cast<cuDoubleComplex*>(values), CUSPARSE_INDEX_32I,
-                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_C_64F),
-                  "cusparseCreateCsr");
+  cusparse::check(
+      cusparseCreateCsr(&h_, rows, rows, nnz, const_cast<int*>(row_ptr), const_cast<int*>(col_idx),
+                        const_cast<cuDoubleComplex*>(values), CUSPARSE_INDEX_32I,
+                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_C_64F),
+      "cusparseCreateCsr");
   const cuDoubleComplex one = make_cuDoubleComplex(1, 0), zero = make_cuDoubleComplex(0, 0);
   std::size_t bytes = 0;
   if (R == 1) {
     cusparse::check(cusparseCreateDnVec(&vv_, rows, v, CUDA_C_64F), "cusparseCreateDnVec");
     cusparse::check(cusparseCreateDnVec(&uv_, rows, u, CUDA_C_64F), "cusparseCreateDnVec");
-    cusparse::check(cusparseSpMV_bufferSize(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_,
-                                            vv_, &zero, uv_, CUDA_C_64F,
-                                            CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
-                    "cusparseSpMV_bufferSize");
+    cusparse::check(
+        cusparseSpMV_bufferSize(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero,
+                                uv_, CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+        "cusparseSpMV_bufferSize");
   } else {
     cusparse::check(cusparseCreateDnMat(&vm_, rows, R, R, v, CUDA_C_64F, CUSPARSE_ORDER_ROW),
                     "cusparseCreateDnMat");
@@ -52,16 +52,17 @@ kpm_step::~kpm_step() {
 void kpm_step::run(double a, double b) {
   const cuDoubleComplex one = make_cuDoubleComplex(1, 0), zero = make_cuDoubleComplex(0, 0);
   if (R_ == 1)
-    cusparse::check(cusparseSpMV(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_,
-                                 &zero, uv_, CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
+    cusparse::check(cusparseSpMV(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero,
+                                 uv_, CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
                     "cusparseSpMV");
   else
-    cusparse::check(cusparseSpMM(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                 CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vm_, &zero, um_,
-                                 CUDA_C_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_),
-                    "cusparseSpMM");
+    cusparse::check(
+        cusparseSpMM(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                     &one, h_, vm_, &zero, um_, CUDA_C_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_),
+        "cusparseSpMM");
   const int n = rows_ * R_;
-  const cuDoubleComplex minus_b = make_cuDoubleComplex(-b, 0), two_a = make_cuDoubleComplex(2 * a, 0);
+  const cuDoubleComplex minus_b = make_cuDoubleComplex(-b, 0),
+                        two_a = make_cuDoubleComplex(2 * a, 0);
   const double minus_one = -1;
   cublasHandle_t h = bl_.get();
   cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
@@ -71,8 +72,7 @@ void kpm_step::run(double a, double b) {
   cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
   for (int r = 0; r < R_; ++r) {
     cublas::check(cublasZdotc(h, rows_, v_ + r, R_, v_ + r, R_, dots_ + 2 * r), "cublasZdotc");
-    cublas::check(cublasZdotc(h, rows_, w_ + r, R_, v_ + r, R_, dots_ + 2 * r + 1),
-                  "cublasZdotc");
+    cublas::check(cublasZdotc(h, rows_, w_ + r, R_, v_ + r, R_, dots_ + 2 * r + 1), "cublasZdotc");
   }
   cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
 }

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace nearsparse::kpm::detail {
 
@@ -221,12 +221,18 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
 template <class Ops, class Access, int CPL>
 void dispatch_group(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a, int G) {
   switch (G) {
-    case 1: return launch<Ops, Access, 1, CPL>(exec, access, a);
-    case 2: return launch<Ops, Access, 2, CPL>(exec, access, a);
-    case 4: return launch<Ops, Access, 4, CPL>(exec, access, a);
-    case 8: return launch<Ops, Access, 8, CPL>(exec, access, a);
-    case 16: return launch<Ops, Access, 16, CPL>(exec, access, a);
-    default: return launch<Ops, Access, 32, CPL>(exec, access, a);
+    case 1:
+      return launch<Ops, Access, 1, CPL>(exec, access, a);
+    case 2:
+      return launch<Ops, Access, 2, CPL>(exec, access, a);
+    case 4:
+      return launch<Ops, Access, 4, CPL>(exec, access, a);
+    case 8:
+      return launch<Ops, Access, 8, CPL>(exec, access, a);
+    case 16:
+      return launch<Ops, Access, 16, CPL>(exec, access, a);
+    default:
+      return launch<Ops, Access, 32, CPL>(exec, access, a);
   }
 }
 

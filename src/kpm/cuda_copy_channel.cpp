@@ -14,8 +14,12 @@ void check(cudaError_t e, const char* call) {
     throw nearsparse::runtime_error(std::string("nearsparse::kpm split run: ") + call + ": " +
                                     cudaGetErrorString(e));
 }
-cudaStream_t stream(void* s) { return static_cast<cudaStream_t>(s); }
-cudaEvent_t event(void* e) { return static_cast<cudaEvent_t>(e); }
+cudaStream_t stream(void* s) {
+  return static_cast<cudaStream_t>(s);
+}
+cudaEvent_t event(void* e) {
+  return static_cast<cudaEvent_t>(e);
+}
 }  // namespace
 
 cuda_copy_channel::cuda_copy_channel(const Kokkos::Cuda& main) : main_(main.cuda_stream()) {

@@ -15,9 +15,12 @@ constexpr double pi = 3.14159265358979323846;
 
 const char* to_string(damping d) {
   switch (d) {
-    case damping::jackson: return "jackson";
-    case damping::lorentz: return "lorentz";
-    case damping::none: return "none";
+    case damping::jackson:
+      return "jackson";
+    case damping::lorentz:
+      return "lorentz";
+    case damping::none:
+      return "none";
   }
   return "unknown";
 }
@@ -39,8 +42,7 @@ std::vector<double> damping_factors(damping kind, int num_moments, double lambda
   if (kind == damping::jackson) {
     const double q = pi / (M + 1);
     for (int n = 0; n < M; ++n)
-      g[std::size_t(n)] =
-          ((M - n + 1) * std::cos(q * n) + std::sin(q * n) / std::tan(q)) / (M + 1);
+      g[std::size_t(n)] = ((M - n + 1) * std::cos(q * n) + std::sin(q * n) / std::tan(q)) / (M + 1);
   } else if (kind == damping::lorentz) {
     require(std::isfinite(lambda) && lambda > 0, fn, "lambda",
             nearsparse::detail::concat("must be finite and positive, got ", lambda));
@@ -87,8 +89,8 @@ density_of_states_result density_of_states(const moments_result& m, const dos_op
     const double xlo = m.map.to_chebyshev(lo), xhi = m.map.to_chebyshev(hi);
     require(std::isfinite(lo) && std::isfinite(hi) && lo < hi && xlo >= -1 && xhi <= 1, fn,
             "options.emin, options.emax",
-            concat("must satisfy emin < emax inside the scaled interval [",
-                   m.map.to_energy(-1), ", ", m.map.to_energy(1), "], got [", lo, ", ", hi, "]"));
+            concat("must satisfy emin < emax inside the scaled interval [", m.map.to_energy(-1),
+                   ", ", m.map.to_energy(1), "], got [", lo, ", ", hi, "]"));
     require(K >= 2, fn, "options.points", concat("must be at least 2 on a uniform grid, got ", K));
     // Stay a hair inside +-1, where the Chebyshev weight 1/sqrt(1-x^2) is singular.
     const double e = 1e-12;

@@ -22,11 +22,27 @@ gamma_matrix gamma(int a) {
   gamma_matrix g{};
   const c64 one(1, 0), i(0, 1);
   switch (a) {
-    case 1: g[0][0] = g[1][1] = one; g[2][2] = g[3][3] = -one; break;
-    case 2: g[0][3] = g[1][2] = g[2][1] = g[3][0] = one; break;
-    case 3: g[0][3] = -i; g[1][2] = i; g[2][1] = -i; g[3][0] = i; break;
-    case 4: g[0][2] = one; g[1][3] = -one; g[2][0] = one; g[3][1] = -one; break;
-    default: break;
+    case 1:
+      g[0][0] = g[1][1] = one;
+      g[2][2] = g[3][3] = -one;
+      break;
+    case 2:
+      g[0][3] = g[1][2] = g[2][1] = g[3][0] = one;
+      break;
+    case 3:
+      g[0][3] = -i;
+      g[1][2] = i;
+      g[2][1] = -i;
+      g[3][0] = i;
+      break;
+    case 4:
+      g[0][2] = one;
+      g[1][3] = -one;
+      g[2][0] = one;
+      g[3][1] = -one;
+      break;
+    default:
+      break;
   }
   return g;
 }
@@ -34,8 +50,7 @@ gamma_matrix gamma(int a) {
 /// Row entries collected in any order, then sorted by column with duplicates summed.
 template <class Scalar>
 void append_row(host_crs<Scalar>& out, std::vector<std::pair<int, Scalar>>& row) {
-  std::sort(row.begin(), row.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::size_t k = 0;
   for (std::size_t e = 0; e < row.size(); ++e) {
     if (k > 0 && row[k - 1].first == row[e].first)
@@ -133,8 +148,7 @@ host_crs<complex_double> assemble_rows(const topological_insulator& p, std::int6
     const int z = site % nz, x = (site / nz) % nx, y = site / (nz * nx);
     // On site: V_n Gamma^0 + m Gamma^1 (both diagonal).
     double v = 0;
-    if (p.dot_period > 0 && p.dot_potential != 0 &&
-        (p.dot_layers == 0 || z >= nz - p.dot_layers)) {
+    if (p.dot_period > 0 && p.dot_potential != 0 && (p.dot_layers == 0 || z >= nz - p.dot_layers)) {
       const double c = 0.5 * (p.dot_period - 1);
       const double dx = x % p.dot_period - c, dy = y % p.dot_period - c;
       if (dx * dx + dy * dy <= p.dot_radius * p.dot_radius) v += p.dot_potential;

@@ -10,9 +10,12 @@ namespace nearsparse::kpm {
 
 const char* to_string(algorithm a) {
   switch (a) {
-    case algorithm::naive: return "naive";
-    case algorithm::aug_spmv: return "aug_spmv";
-    case algorithm::aug_spmmv: return "aug_spmmv";
+    case algorithm::naive:
+      return "naive";
+    case algorithm::aug_spmv:
+      return "aug_spmv";
+    case algorithm::aug_spmmv:
+      return "aug_spmmv";
   }
   return "unknown";
 }
@@ -60,6 +63,21 @@ void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_
     }
     result.mu[std::size_t(n)] = total > 0 ? sum / total : 0.0;
   }
+}
+
+moments_result finish_moments(const std::vector<double>& eta, const run_description& run,
+                              const char* function) {
+  moments_result m;
+  m.num_moments = run.num_moments;
+  m.num_vectors = run.num_vectors;
+  m.steps = run.steps;
+  m.rows = run.rows;
+  m.nonzeros = run.nonzeros;
+  m.map = run.map;
+  m.method = run.method;
+  m.seconds = run.seconds;
+  moments_from_eta(eta, run.steps, run.num_vectors, m, function);
+  return m;
 }
 
 }  // namespace detail

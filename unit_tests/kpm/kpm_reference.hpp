@@ -21,6 +21,32 @@ namespace nearsparse::test::kpm {
 
 using cplx = std::complex<double>;
 
+/// A cubic lattice of nx x ny x nz sites, periodic unless told.
+inline nearsparse::kpm::cubic_lattice lattice(int nx, int ny, int nz, bool periodic_z = true) {
+  nearsparse::kpm::cubic_lattice c;
+  c.nx = nx;
+  c.ny = ny;
+  c.nz = nz;
+  c.periodic_z = periodic_z;
+  return c;
+}
+
+/// A small topological insulator with disorder and quantum dots in its top layer.
+inline nearsparse::kpm::topological_insulator insulator(int nx, int ny, int nz, std::uint64_t seed,
+                                                        double disorder = 2.0) {
+  nearsparse::kpm::topological_insulator p;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  p.disorder = disorder;
+  p.seed = seed;
+  p.dot_period = 3;
+  p.dot_radius = 1.0;
+  p.dot_potential = 0.5;
+  p.dot_layers = 1;
+  return p;
+}
+
 struct dense {
   int n = 0;
   std::vector<cplx> a;  // row-major
@@ -28,8 +54,12 @@ struct dense {
   cplx operator()(int i, int j) const { return a[std::size_t(i) * n + j]; }
 };
 
-inline cplx to_std(double x) { return {x, 0}; }
-inline cplx to_std(const Kokkos::complex<double>& x) { return {x.real(), x.imag()}; }
+inline cplx to_std(double x) {
+  return {x, 0};
+}
+inline cplx to_std(const Kokkos::complex<double>& x) {
+  return {x.real(), x.imag()};
+}
 
 /// Dense copy of a CRS matrix (duplicates summed).
 template <class Crs>
@@ -51,8 +81,7 @@ std::vector<cplx> start_block(int n, int R, std::uint64_t seed) {
   std::vector<cplx> v(std::size_t(n) * R);
   for (int i = 0; i < n; ++i)
     for (int r = 0; r < R; ++r)
-      v[std::size_t(i) * R + r] =
-          to_std(nearsparse::kpm::detail::start_entry<Scalar>(seed, i, r));
+      v[std::size_t(i) * R + r] = to_std(nearsparse::kpm::detail::start_entry<Scalar>(seed, i, r));
   return v;
 }
 
@@ -63,9 +92,10 @@ inline std::vector<double> reference_moments(const dense& h, const std::vector<c
   std::vector<double> num(std::size_t(M), 0.0);
   double den = 0;
   for (int r = 0; r < R; ++r) {
-    std::vector<cplx> prev(static_cast<std::size_t>(n)), cur(static_cast<std::size_t>(n)), next(static_cast<std::size_t>(n)),
-        first(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) first[std::size_t(i)] = cur[std::size_t(i)] = v0[std::size_t(i) * R + r];
+    std::vector<cplx> prev(static_cast<std::size_t>(n)), cur(static_cast<std::size_t>(n)),
+        next(static_cast<std::size_t>(n)), first(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      first[std::size_t(i)] = cur[std::size_t(i)] = v0[std::size_t(i) * R + r];
     auto apply = [&](const std::vector<cplx>& x, std::vector<cplx>& y) {  // y = a (H - b) x
       for (int i = 0; i < n; ++i) {
         cplx s = 0;

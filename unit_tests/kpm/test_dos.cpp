@@ -31,8 +31,8 @@ TEST_CASE("damping factors", "[kpm]") {
   REQUIRE_THROWS_WITH(nk::damping_from_string("gauss"), Contains("gauss"));
 }
 
-TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the eigenvalues",
-                        "[kpm]", nearsparse::enabled_execution_spaces) {
+TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the eigenvalues", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);

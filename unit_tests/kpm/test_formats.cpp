@@ -17,21 +17,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-template <class Exec>
-nk::crs_matrix<nk::complex_double, Exec> small_insulator(const Exec& exec, int nx, int ny, int nz,
-                                                         double disorder, std::uint64_t seed) {
-  nk::topological_insulator p;
-  p.nx = nx;
-  p.ny = ny;
-  p.nz = nz;
-  p.disorder = disorder;
-  p.seed = seed;
-  p.dot_period = 2;
-  p.dot_radius = 0.6;
-  p.dot_potential = 0.3;
-  return nk::make_topological_insulator(exec, p);
-}
-
 /// max_i |y_i - (H x)_i| / (sum_j |h_ij||x_j| eps * 16).
 template <class YView, class XView>
 void check_product(const ref::dense& h, const XView& x, const YView& y, double alpha) {
@@ -59,7 +44,8 @@ TEMPLATE_LIST_TEST_CASE("SELL-C-sigma round trips and multiplies like CRS", "[kp
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
-  const auto h = small_insulator(exec, 3, 2, 3, 1.5, seed);  // 72 rows, surface rows shorter
+  const auto h = nk::make_topological_insulator(
+      exec, ref::insulator(3, 2, 3, seed, 1.5));  // 72 rows, surface rows shorter
   const auto d = ref::dense_of(h);
   for (auto [C, sigma] : {std::pair{1, 1}, {4, 8}, {32, 1}, {5, 5}, {32, 64}}) {
     INFO("SELL-" << C << "-" << sigma);
@@ -93,10 +79,7 @@ TEMPLATE_LIST_TEST_CASE("spmv accumulates with beta, takes vectors, and checks e
                         nearsparse::enabled_execution_spaces) {
   const TestType exec;
   using mem = typename TestType::memory_space;
-  nk::cubic_lattice p;
-  p.nx = 5;
-  p.ny = 3;
-  p.nz = 7;
+  auto p = ref::lattice(5, 3, 7);
   const auto h = nk::make_cubic_lattice<double>(exec, p);
   const int n = int(p.rows());
   Kokkos::View<double*, mem> x("x", n), y("y", n);
@@ -143,9 +126,8 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
                       Contains("outside [0, 2)"));
   REQUIRE_THROWS_WITH(nk::moments(exec, make(2, 2, {0, 2, 1}, {0, 1}, {1, 1}), s, o),
                       Contains("row offsets"));
-  REQUIRE_THROWS_WITH(
-      nk::moments(exec, make(2, 2, {0, 1, 2}, {0, 1}, {1, std::nan("")}), s, o),
-      Contains("non-finite"));
+  REQUIRE_THROWS_WITH(nk::moments(exec, make(2, 2, {0, 1, 2}, {0, 1}, {1, std::nan("")}), s, o),
+                      Contains("non-finite"));
   const auto good = make(2, 2, {0, 1, 2}, {0, 1}, {1, 1});
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 0, 1), Contains("chunk_height"));
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 4, 6), Contains("sigma") && Contains("6"));

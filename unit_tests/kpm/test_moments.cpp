@@ -19,20 +19,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-nk::topological_insulator insulator(int nx, int ny, int nz, std::uint64_t seed) {
-  nk::topological_insulator p;
-  p.nx = nx;
-  p.ny = ny;
-  p.nz = nz;
-  p.disorder = 2.0;
-  p.seed = seed;
-  p.dot_period = 3;
-  p.dot_radius = 1.0;
-  p.dot_potential = 0.5;
-  p.dot_layers = 1;
-  return p;
-}
-
 void require_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
   REQUIRE(got.size() == want.size());
   for (std::size_t n = 0; n < got.size(); ++n) {
@@ -59,7 +45,7 @@ TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algori
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
-  const auto p = insulator(3, 2, 3, seed);  // 72 rows: not a multiple of 32
+  const auto p = ref::insulator(3, 2, 3, seed);  // 72 rows: not a multiple of 32
   const auto h = nk::make_topological_insulator(exec, p);
   const auto d = ref::dense_of(h);
   // Hermitian by construction.
@@ -91,8 +77,15 @@ TEMPLATE_LIST_TEST_CASE("the three algorithms give the same moments to rounding"
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
-  const auto h = nk::make_topological_insulator(exec, insulator(7, 5, 4, seed));  // 560 rows
+  const auto p = ref::insulator(7, 5, 4, seed);
+  const auto h = nk::make_topological_insulator(exec, p);  // 560 rows
   const auto s = nk::scaling_for(nk::lanczos_bounds(exec, h), 0.02);
+  // Gershgorin from host row blocks combines to the device result.
+  const auto g = nk::gershgorin_bounds(exec, h);
+  const auto g1 = nk::gershgorin_bounds_of_rows(nk::assemble_rows(p, 0, 200), 0);
+  const auto g2 = nk::gershgorin_bounds_of_rows(nk::assemble_rows(p, 200, p.rows()), 200);
+  REQUIRE(std::min(g1.lower, g2.lower) == Approx(g.lower).epsilon(1e-14));
+  REQUIRE(std::max(g1.upper, g2.upper) == Approx(g.upper).epsilon(1e-14));
   const auto naive = run(exec, h, s, 200, 6, seed, nk::algorithm::naive);
   const auto aug = run(exec, h, s, 200, 6, seed, nk::algorithm::aug_spmv);
   const auto blocked = run(exec, h, s, 200, 6, seed, nk::algorithm::aug_spmmv);
@@ -100,10 +93,7 @@ TEMPLATE_LIST_TEST_CASE("the three algorithms give the same moments to rounding"
   require_close(blocked.mu, naive.mu, 1e-12);
   require_close(blocked.mu_per_vector, aug.mu_per_vector, 1e-12);
   // Real matrices take +-1 start vectors.
-  nk::cubic_lattice c;
-  c.nx = 9;
-  c.ny = 4;
-  c.nz = 5;
+  auto c = ref::lattice(9, 4, 5);
   const auto hc = nk::make_cubic_lattice<double>(exec, c);
   const auto sc = nk::scaling_for({-6, 6}, 0.01);
   require_close(run(exec, hc, sc, 64, 3, seed, nk::algorithm::aug_spmmv).mu,
@@ -114,11 +104,7 @@ TEMPLATE_LIST_TEST_CASE("unit start vectors give the exact trace of the cubic la
                         nearsparse::enabled_execution_spaces) {
   const TestType exec;
   using mem = typename TestType::memory_space;
-  nk::cubic_lattice c;
-  c.nx = 5;
-  c.ny = 3;
-  c.nz = 4;
-  c.periodic_z = false;
+  auto c = ref::lattice(5, 3, 4, /*periodic_z=*/false);
   c.t = 0.7;
   const int n = int(c.rows());
   for (bool complex_scalar : {false, true}) {
@@ -150,7 +136,7 @@ TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenval
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
-  const auto h = nk::make_topological_insulator(exec, insulator(4, 3, 3, seed));  // 144 rows
+  const auto h = nk::make_topological_insulator(exec, ref::insulator(4, 3, 3, seed));  // 144 rows
   const auto d = ref::dense_of(h);
   const auto eig = ref::eigenvalues(d);
   REQUIRE(eig.size() == std::size_t(d.n));
@@ -171,13 +157,11 @@ TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenval
   Kokkos::deep_copy(eye, he);
   nk::moments_options o;
   o.num_moments = 120;
-  require_close(nk::moments(exec, h, s, o, eye).mu, ref::exact_moments(eig, 120, s.a, s.b),
-                1e-11);
+  require_close(nk::moments(exec, h, s, o, eye).mu, ref::exact_moments(eig, 120, s.a, s.b), 1e-11);
 }
 #endif
 
-TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]", nearsparse::enabled_execution_spaces) {
   const TestType exec;
   using crs = nk::crs_matrix<double, TestType>;
   nk::moments_options o;
@@ -198,10 +182,7 @@ TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]",
 TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
                         nearsparse::enabled_execution_spaces) {
   const TestType exec;
-  nk::cubic_lattice c;
-  c.nx = 6;
-  c.ny = 5;
-  c.nz = 3;
+  auto c = ref::lattice(6, 5, 3);
   const auto h = nk::make_cubic_lattice<double>(exec, c);
   nk::moments_options o;
   o.num_moments = 200;
@@ -236,7 +217,7 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed << " on " << TestType::name());
-  const auto h = nk::make_topological_insulator(exec, insulator(4, 3, 5, seed));  // 240 rows
+  const auto h = nk::make_topological_insulator(exec, ref::insulator(4, 3, 5, seed));  // 240 rows
   const auto sell = nk::make_sell(exec, h, 32, 64);
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
   // Every lane-group width and column-per-lane count of the CUDA kernel, and R past its limit.
@@ -258,10 +239,7 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
     if (R <= 8) require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
   }
   // A real matrix through both.
-  nk::cubic_lattice c;
-  c.nx = 7;
-  c.ny = 6;
-  c.nz = 5;
+  auto c = ref::lattice(7, 6, 5);
   const auto hc = nk::make_cubic_lattice<double>(exec, c);
   const auto sc = nk::scaling_for({-6, 6}, 0.01);
   nk::moments_options o;

@@ -1,6 +1,7 @@
 // Runs split between two execution spaces (CUDA + a host space where CUDA is built, two host
 // spaces otherwise) give the moments of one space to rounding, for any weight.
 
+#include "kpm_reference.hpp"
 #include "support/seeds.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -16,8 +17,8 @@ using Catch::Matchers::Contains;
 namespace {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
-using pairs = std::tuple<std::pair<Kokkos::Cuda, Kokkos::OpenMP>,
-                         std::pair<Kokkos::Cuda, Kokkos::Serial>>;
+using pairs =
+    std::tuple<std::pair<Kokkos::Cuda, Kokkos::OpenMP>, std::pair<Kokkos::Cuda, Kokkos::Serial>>;
 #elif defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOS_ENABLE_SERIAL)
 using pairs = std::tuple<std::pair<Kokkos::OpenMP, Kokkos::Serial>,
                          std::pair<Kokkos::Serial, Kokkos::OpenMP>>;
@@ -34,12 +35,8 @@ TEMPLATE_LIST_TEST_CASE("split runs equal single-space runs", "[kpm]", pairs) {
   const second_space second;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed << ", " << first_space::name() << " + " << second_space::name());
-  nk::topological_insulator p;
-  p.nx = 5;
-  p.ny = 4;
-  p.nz = 6;  // 480 rows; a split cuts between z layers of 80 rows or inside one
-  p.disorder = 1.0;
-  p.seed = seed;
+  // 480 rows; a split cuts between y planes of 120 rows or inside one
+  const auto p = nearsparse::test::kpm::insulator(5, 4, 6, seed, 1.0);
   const auto h = nk::make_topological_insulator(first, p);
   const auto s = nk::scaling_for(nk::gershgorin_bounds(first, h), 0.01);
   nk::moments_options o;

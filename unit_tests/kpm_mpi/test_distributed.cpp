@@ -2,6 +2,8 @@
 // single-process run to rounding, for equal and unequal row shares and for rows per process that
 // cut through z layers. Runs under mpiexec with 2 and 4 processes (OpenMP backend in CI).
 
+#include "../kpm/kpm_reference.hpp"
+
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm.hpp>
 #include <nearsparse/kpm/distributed.hpp>
@@ -9,8 +11,8 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -22,7 +24,8 @@ using Catch::Matchers::Contains;
 namespace {
 
 std::uint64_t shared_seed() {
-  std::uint64_t seed = std::uint64_t(std::random_device{}()) << 20 ^ std::uint64_t(std::random_device{}());
+  std::uint64_t seed =
+      std::uint64_t(std::random_device{}()) << 20 ^ std::uint64_t(std::random_device{}());
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   return seed;
 }
@@ -37,12 +40,7 @@ TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const auto seed = shared_seed();
   INFO("rank " << rank << " of " << size << ", seed " << seed);
-  nk::topological_insulator p;
-  p.nx = 5;
-  p.ny = 3;
-  p.nz = 7;  // 420 rows
-  p.disorder = 1.5;
-  p.seed = seed;
+  const auto p = nearsparse::test::kpm::insulator(5, 3, 7, seed, 1.5);  // 420 rows
   const auto h = nk::make_topological_insulator(exec, p);
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
   nk::moments_options o;

@@ -32,11 +32,15 @@ inline constexpr bool is_kpm_scalar_v =
 namespace detail {
 
 /// |x|^2 and Re(conj(x) y) for real and complex scalars.
-KOKKOS_INLINE_FUNCTION double norm2(double x) { return x * x; }
+KOKKOS_INLINE_FUNCTION double norm2(double x) {
+  return x * x;
+}
 KOKKOS_INLINE_FUNCTION double norm2(const complex_double& x) {
   return x.real() * x.real() + x.imag() * x.imag();
 }
-KOKKOS_INLINE_FUNCTION double real_dot(double x, double y) { return x * y; }
+KOKKOS_INLINE_FUNCTION double real_dot(double x, double y) {
+  return x * y;
+}
 KOKKOS_INLINE_FUNCTION double real_dot(const complex_double& x, const complex_double& y) {
   return x.real() * y.real() + x.imag() * y.imag();
 }
@@ -86,7 +90,8 @@ void validate_crs(const ExecSpace& exec, const Crs& h, const char* function, con
         }
         for (std::int64_t e = lo; e < hi; ++e) {
           if (entries(e) < 0 || entries(e) >= cols) Kokkos::atomic_add(&bad(1), std::int64_t(1));
-          if (!nearsparse::detail::is_finite_value(values(e))) Kokkos::atomic_add(&bad(2), std::int64_t(1));
+          if (!nearsparse::detail::is_finite_value(values(e)))
+            Kokkos::atomic_add(&bad(2), std::int64_t(1));
         }
       });
   auto h_bad = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bad);
@@ -101,9 +106,9 @@ void validate_crs(const ExecSpace& exec, const Crs& h, const char* function, con
                            concat("(", rows, " x ", cols, ") has ", h_bad(1),
                                   " column index(es) outside [0, ", cols, ")"));
   if (h_bad(2) > 0)
-    throw_invalid_argument(function, name,
-                           concat("(", rows, " x ", cols, ") has ", h_bad(2),
-                                  " non-finite value(s) (NaN or Inf)"));
+    throw_invalid_argument(
+        function, name,
+        concat("(", rows, " x ", cols, ") has ", h_bad(2), " non-finite value(s) (NaN or Inf)"));
 }
 
 }  // namespace detail

@@ -23,9 +23,10 @@
 #include <nearsparse/kpm/detail/partition.hpp>
 #include <nearsparse/kpm/hamiltonians.hpp>
 #include <nearsparse/kpm/moments.hpp>
+#include <nearsparse/kpm/spectral_bounds.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -37,7 +38,7 @@
 namespace nearsparse::kpm {
 
 struct distributed_result {
-  moments_result moments;           ///< the same on every process
+  moments_result moments;            ///< the same on every process
   std::vector<std::int64_t> bounds;  ///< process p owns rows [bounds[p], bounds[p+1])
   int halo = 0;                      ///< rows this process receives per step
   int neighbours = 0;                ///< processes it exchanges rows with
@@ -68,6 +69,19 @@ inline std::pair<std::int64_t, std::int64_t> distributed_rows(MPI_Comm comm, std
                     "MPI_Allgather");
   const auto b = detail::split_rows(rows, w, granule);
   return {b[std::size_t(rank)], b[std::size_t(rank) + 1]};
+}
+
+/// Gershgorin interval of the whole matrix from each process's rows. Collective.
+template <class Scalar>
+spectral_interval distributed_gershgorin_bounds(MPI_Comm comm, const host_crs<Scalar>& rows,
+                                                std::int64_t row_begin) {
+  auto b = gershgorin_bounds_of_rows(rows, row_begin);
+  detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.lower, 1, MPI_DOUBLE, MPI_MIN, comm),
+                    "MPI_Allreduce");
+  detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.upper, 1, MPI_DOUBLE, MPI_MAX, comm),
+                    "MPI_Allreduce");
+  if (b.lower > b.upper) b = {0, 0};  // an empty matrix
+  return b;
 }
 
 /// Moments of H~ = s.a (H - s.b) with this process holding the rows [row_begin, row_begin +
@@ -101,8 +115,9 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   result.bounds.assign(1, 0);
   for (int p = 0; p < size; ++p) {
     require(all[2 * std::size_t(p)] == result.bounds.back(), fn, "row_begin",
-            concat("of process ", p, " is ", all[2 * std::size_t(p)], ", but the rows before it end at ",
-                   result.bounds.back(), ": the row blocks must tile [0, N) in rank order"));
+            concat("of process ", p, " is ", all[2 * std::size_t(p)],
+                   ", but the rows before it end at ", result.bounds.back(),
+                   ": the row blocks must tile [0, N) in rank order"));
     result.bounds.push_back(result.bounds.back() + all[2 * std::size_t(p) + 1]);
   }
   require(result.bounds.back() == rows.cols, fn, "rows",
@@ -111,29 +126,33 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
 
   // Halo requests: the global rows each process needs from each other one.
   auto part = detail::localize(rows, result.bounds, rank);
-  std::vector<int> send_counts(static_cast<std::size_t>(size)), recv_counts(static_cast<std::size_t>(size));
-  std::vector<int> send_displs(static_cast<std::size_t>(size)), recv_displs(static_cast<std::size_t>(size));
+  std::vector<int> send_counts(static_cast<std::size_t>(size)),
+      recv_counts(static_cast<std::size_t>(size));
+  std::vector<int> send_displs(static_cast<std::size_t>(size)),
+      recv_displs(static_cast<std::size_t>(size));
   for (int q = 0; q < size; ++q) {
-    send_counts[std::size_t(q)] = part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
+    send_counts[std::size_t(q)] =
+        part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
     send_displs[std::size_t(q)] = part.recv_offsets[std::size_t(q)];
   }
-  detail::mpi_check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT,
-                                 comm),
-                    "MPI_Alltoall");
+  detail::mpi_check(
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm),
+      "MPI_Alltoall");
   int total = 0;
   for (int q = 0; q < size; ++q) {
     recv_displs[std::size_t(q)] = total;
     total += recv_counts[std::size_t(q)];
   }
   std::vector<std::int64_t> wanted(static_cast<std::size_t>(total));
-  detail::mpi_check(MPI_Alltoallv(part.halo_global.data(), send_counts.data(), send_displs.data(),
-                                  MPI_INT64_T, wanted.data(), recv_counts.data(),
-                                  recv_displs.data(), MPI_INT64_T, comm),
-                    "MPI_Alltoallv");
+  detail::mpi_check(
+      MPI_Alltoallv(part.halo_global.data(), send_counts.data(), send_displs.data(), MPI_INT64_T,
+                    wanted.data(), recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm),
+      "MPI_Alltoallv");
   std::vector<std::vector<std::int64_t>> requests(static_cast<std::size_t>(size));
   for (int q = 0; q < size; ++q)
-    requests[std::size_t(q)].assign(wanted.begin() + recv_displs[std::size_t(q)],
-                                    wanted.begin() + recv_displs[std::size_t(q)] + recv_counts[std::size_t(q)]);
+    requests[std::size_t(q)].assign(
+        wanted.begin() + recv_displs[std::size_t(q)],
+        wanted.begin() + recv_displs[std::size_t(q)] + recv_counts[std::size_t(q)]);
   detail::finalize(part, requests);
   result.halo = part.n_halo;
 
@@ -163,47 +182,43 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
       const int count = part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
       if (count > 0) {
         pending.emplace_back();
-        detail::mpi_check(MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
-                                    count * R, type, q, step, comm, &pending.back()),
-                          "MPI_Irecv");
+        detail::mpi_check(
+            MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
+                      count * R, type, q, step, comm, &pending.back()),
+            "MPI_Irecv");
       }
       const int out = d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)];
       if (out > 0) {
         pending.emplace_back();
-        detail::mpi_check(MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R,
-                                    out * R, type, q, step, comm, &pending.back()),
-                          "MPI_Isend");
+        detail::mpi_check(
+            MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R, out * R,
+                      type, q, step, comm, &pending.back()),
+            "MPI_Isend");
       }
     }
     d.compute(d.n_send_rows, d.n_local, step, s);
     detail::mpi_check(MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE),
                       "MPI_Waitall");
     if (part.n_halo > 0)
-      Kokkos::deep_copy(exec,
-                        Kokkos::subview(d.out, std::make_pair(d.n_local, d.n_local + part.n_halo),
-                                        Kokkos::ALL),
-                        recv_host);
+      Kokkos::deep_copy(
+          exec,
+          Kokkos::subview(d.out, std::make_pair(d.n_local, d.n_local + part.n_halo), Kokkos::ALL),
+          recv_host);
     std::swap(d.in, d.out);
     if (o.progress && rank == 0) o.progress(step + 1, steps);
   }
   exec.fence();
   auto eta_local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.eta);
   std::vector<double> eta(std::size_t(2 * steps) * R);
-  detail::mpi_check(MPI_Allreduce(eta_local.data(), eta.data(), int(eta.size()), MPI_DOUBLE,
-                                  MPI_SUM, comm),
-                    "MPI_Allreduce");
-  auto& m = result.moments;
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  detail::mpi_check(
+      MPI_Allreduce(eta_local.data(), eta.data(), int(eta.size()), MPI_DOUBLE, MPI_SUM, comm),
+      "MPI_Allreduce");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::int64_t nnz = std::int64_t(rows.columns.size()), nnz_all = 0;
-  MPI_Allreduce(&nnz, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm);
-  m.num_moments = o.num_moments;
-  m.num_vectors = R;
-  m.rows = rows.cols;
-  m.nonzeros = nnz_all;
-  m.map = s;
-  m.method = algorithm::aug_spmmv;
-  m.steps = steps;
-  detail::moments_from_eta(eta, steps, R, m, fn);
+  detail::mpi_check(MPI_Allreduce(&nnz, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
+  result.moments = detail::finish_moments(
+      eta, {o.num_moments, R, steps, rows.cols, nnz_all, s, algorithm::aug_spmmv, seconds}, fn);
   return result;
 }
 

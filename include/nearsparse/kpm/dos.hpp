@@ -34,8 +34,8 @@ struct dos_options {
   damping kernel = damping::jackson;
   double lorentz_lambda = 4.0;
   energy_grid grid = energy_grid::chebyshev;
-  int points = 0;                       ///< K; 0 means 2 M
-  double emin = 0, emax = 0;            ///< uniform grid only; emin == emax means the whole interval
+  int points = 0;             ///< K; 0 means 2 M
+  double emin = 0, emax = 0;  ///< uniform grid only; emin == emax means the whole interval
 };
 
 struct density_of_states_result {

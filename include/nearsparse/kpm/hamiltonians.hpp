@@ -9,9 +9,10 @@
 // identity, Gamma^1 = tau_z (x) 1, Gamma^{2,3,4} = tau_x (x) sigma_{x,y,z}: Hermitian and
 // anticommuting. Row index = orbital + 4 (z + Nz (x + Nx y)): z fastest, so the farthest
 // neighbour (in y) is 4 Nz Nx rows away and a block of vectors between a row and that neighbour
-// stays in the GPU's L2 cache; a split by rows cuts between planes of constant y. V_n is a quantum-dot superlattice (discs of radius R_d on a square lattice of
-// period P in the x-y plane, in the top `dot_layers` layers) plus uniform disorder in [-W/2, W/2].
-// Each row holds 13 entries (11 in the z surface layers).
+// stays in the GPU's L2 cache; a split by rows cuts between planes of constant y. V_n is a
+// quantum-dot superlattice (discs of radius R_d on a square lattice of period P in the x-y plane,
+// in the top `dot_layers` layers) plus uniform disorder in [-W/2, W/2]. Each row holds 13 entries
+// (11 in the z surface layers).
 //
 // cubic_lattice: -t sum_<ij> c+_i c_j on an Nx x Ny x Nz lattice, periodic or open in each
 // direction, whose eigenvalues are known in closed form (cubic_lattice_eigenvalues): the test
@@ -29,8 +30,8 @@ namespace nearsparse::kpm {
 
 struct topological_insulator {
   int nx = 100, ny = 100, nz = 40;
-  double t = 1.0;     ///< hopping
-  double mass = 2.0;  ///< coefficient of Gamma^1 on site (2 in the paper)
+  double t = 1.0;              ///< hopping
+  double mass = 2.0;           ///< coefficient of Gamma^1 on site (2 in the paper)
   double dot_potential = 0.0;  ///< V of the quantum dots (0: no dots)
   int dot_period = 0;          ///< superlattice period P in sites (0: no dots)
   double dot_radius = 0.0;     ///< disc radius in sites
@@ -81,8 +82,7 @@ crs_matrix<Scalar, ExecSpace, MemorySpace> to_device(const ExecSpace& exec,
   const auto rows = std::size_t(h.rows), nnz = h.columns.size();
   typename crs::row_map_type::non_const_type row_map(std::string("nearsparse::kpm::H.row_map"),
                                                      rows + 1);
-  typename crs::index_type::non_const_type entries(std::string("nearsparse::kpm::H.entries"),
-                                                   nnz);
+  typename crs::index_type::non_const_type entries(std::string("nearsparse::kpm::H.entries"), nnz);
   typename crs::values_type::non_const_type values(std::string("nearsparse::kpm::H.values"), nnz);
   auto hr = Kokkos::create_mirror_view(row_map);
   auto he = Kokkos::create_mirror_view(entries);

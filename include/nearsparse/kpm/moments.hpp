@@ -67,8 +67,8 @@ void fused_recurrence(const Exec& exec, const Rows& rows, int n, Block x, Block 
                       const scaling& s, int steps, const std::function<void(int, int)>& progress,
                       int progress_base, int progress_total, bool allow_cuda) {
   const double a = s.a, b = s.b;
-  aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, x, y,
-            aug_coefficients{a, -a * b, 0.0}, true, eta, 0, allow_cuda);
+  aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, x, y, aug_coefficients{a, -a * b, 0.0},
+            true, eta, 0, allow_cuda);
   if (progress) progress(progress_base + 1, progress_total);
   for (int step = 1; step < steps; ++step) {
     aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
@@ -91,7 +91,7 @@ std::pair<double, double> naive_step(const Exec& exec, const Matrix& h, const Ve
   if (first) {
     KokkosBlas::scal(w, scalar(s.a), u);  // w = a u
   } else {
-    KokkosBlas::scal(w, scalar(-1), w);         // w = -w
+    KokkosBlas::scal(w, scalar(-1), w);       // w = -w
     KokkosBlas::axpy(scalar(2 * s.a), u, w);  // w = w + 2a u
   }
   const double vv = KokkosBlas::nrm2(v);
@@ -130,14 +130,6 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
                 "nearsparse::kpm: the execution space cannot reach the matrix's memory");
   const int steps = check_moment_inputs(exec, h, s, o, R, fn);
   const int n = traits::rows(h);
-  moments_result result;
-  result.num_moments = o.num_moments;
-  result.num_vectors = R;
-  result.rows = n;
-  result.nonzeros = traits::nonzeros(h);
-  result.map = s;
-  result.method = o.method;
-  result.steps = steps;
   const auto rows = rows_of(h);
   const bool allow_cuda = o.kernel == kernel_choice::automatic;
   std::vector<double> eta(std::size_t(2 * steps) * R, 0.0);
@@ -145,12 +137,12 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
   exec.fence();
   const auto t0 = std::chrono::steady_clock::now();
   if (o.method == algorithm::aug_spmmv) {
-    block_view<Exec, scalar> x(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                  std::string("nearsparse::kpm::V")),
-                               std::size_t(n), std::size_t(R));
-    block_view<Exec, scalar> y(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                  std::string("nearsparse::kpm::W")),
-                               std::size_t(n), std::size_t(R));
+    block_view<Exec, scalar> x(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::V")),
+        std::size_t(n), std::size_t(R));
+    block_view<Exec, scalar> y(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::W")),
+        std::size_t(n), std::size_t(R));
     Kokkos::View<double**, Kokkos::LayoutRight, mem> d_eta(std::string("nearsparse::kpm::eta"),
                                                            std::size_t(2 * steps), std::size_t(R));
     fill_start(x, 0);
@@ -158,12 +150,12 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());
   } else if (o.method == algorithm::aug_spmv) {
-    block_view<Exec, scalar> x(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                  std::string("nearsparse::kpm::v")),
-                               std::size_t(n), 1);
-    block_view<Exec, scalar> y(Kokkos::view_alloc(Kokkos::WithoutInitializing,
-                                                  std::string("nearsparse::kpm::w")),
-                               std::size_t(n), 1);
+    block_view<Exec, scalar> x(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::v")),
+        std::size_t(n), 1);
+    block_view<Exec, scalar> y(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::w")),
+        std::size_t(n), 1);
     Kokkos::View<double**, Kokkos::LayoutRight, mem> d_eta(std::string("nearsparse::kpm::eta"),
                                                            std::size_t(2 * steps), std::size_t(R));
     for (int r = 0; r < R; ++r) {
@@ -184,14 +176,14 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
           std::size_t(n));
     for (int r = 0; r < R; ++r) {
       fill_start(as_block(v), r);
-      naive_recurrence(exec, h, v, w, u, s, steps, eta, R, r, o.progress, r * steps,
-                       R * steps);
+      naive_recurrence(exec, h, v, w, u, s, steps, eta, R, r, o.progress, r * steps, R * steps);
     }
   }
   exec.fence();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  moments_from_eta(eta, steps, R, result, fn);
-  return result;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return finish_moments(
+      eta, {o.num_moments, R, steps, n, traits::nonzeros(h), s, o.method, seconds}, fn);
 }
 
 }  // namespace detail

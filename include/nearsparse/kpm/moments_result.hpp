@@ -27,9 +27,9 @@ algorithm algorithm_from_string(const std::string& name);
 enum class kernel_choice { automatic, portable };
 
 struct moments_options {
-  int num_moments = 1024;    ///< M >= 2: moments mu_0 ... mu_{M-1}
-  int num_vectors = 16;      ///< R >= 1 random start vectors (ignored when a start block is given)
-  std::uint64_t seed = 1;    ///< start vectors are a function of (seed, row, vector)
+  int num_moments = 1024;  ///< M >= 2: moments mu_0 ... mu_{M-1}
+  int num_vectors = 16;    ///< R >= 1 random start vectors (ignored when a start block is given)
+  std::uint64_t seed = 1;  ///< start vectors are a function of (seed, row, vector)
   algorithm method = algorithm::aug_spmmv;
   kernel_choice kernel = kernel_choice::automatic;
   /// Called after each recurrence step with (steps done, steps in all), from the calling thread.
@@ -48,8 +48,8 @@ struct moments_result {
   std::int64_t nonzeros = 0;
   scaling map;
   algorithm method = algorithm::aug_spmmv;
-  int steps = 0;               ///< recurrence steps: ceil(M / 2) matrix applications per vector
-  double seconds = 0;          ///< wall time of the recurrence (start vectors to moments on host)
+  int steps = 0;       ///< recurrence steps: ceil(M / 2) matrix applications per vector
+  double seconds = 0;  ///< wall time of the recurrence (start vectors to moments on host)
 };
 
 }  // namespace nearsparse::kpm

@@ -28,11 +28,11 @@ struct scaling {
 /// degenerate interval (a 1 x 1 or zero matrix) is widened to half-width 1 around its centre.
 inline scaling scaling_for(const spectral_interval& bounds, double margin = 0.01) {
   constexpr const char* fn = "nearsparse::kpm::scaling_for";
-  require(std::isfinite(bounds.lower) && std::isfinite(bounds.upper) &&
-              bounds.lower <= bounds.upper,
-          fn, "bounds",
-          nearsparse::detail::concat("must be finite with lower <= upper, got [", bounds.lower,
-                                     ", ", bounds.upper, "]"));
+  require(
+      std::isfinite(bounds.lower) && std::isfinite(bounds.upper) && bounds.lower <= bounds.upper,
+      fn, "bounds",
+      nearsparse::detail::concat("must be finite with lower <= upper, got [", bounds.lower, ", ",
+                                 bounds.upper, "]"));
   require(std::isfinite(margin) && margin >= 0 && margin < 1, fn, "margin",
           nearsparse::detail::concat("must be in [0, 1), got ", margin));
   const double b = 0.5 * (bounds.lower + bounds.upper);

@@ -32,9 +32,17 @@ class sell_matrix {
   sell_matrix(int rows, int cols, int chunk_height, int sigma, offset_view chunk_offsets,
               index_view chunk_lengths, index_view row_lengths, index_view columns,
               value_view values, index_view permutation, std::int64_t nonzeros)
-      : rows_(rows), cols_(cols), chunk_height_(chunk_height), sigma_(sigma),
-        chunk_offsets_(chunk_offsets), chunk_lengths_(chunk_lengths), row_lengths_(row_lengths),
-        columns_(columns), values_(values), permutation_(permutation), nonzeros_(nonzeros) {}
+      : rows_(rows),
+        cols_(cols),
+        chunk_height_(chunk_height),
+        sigma_(sigma),
+        chunk_offsets_(chunk_offsets),
+        chunk_lengths_(chunk_lengths),
+        row_lengths_(row_lengths),
+        columns_(columns),
+        values_(values),
+        permutation_(permutation),
+        nonzeros_(nonzeros) {}
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -119,12 +127,10 @@ sell_matrix<typename Crs::non_const_value_type, typename Crs::memory_space> make
                                       std::size_t(chunks));
   Kokkos::View<int*, mem> d_row_len(std::string("nearsparse::kpm::sell.row_lengths"),
                                     std::size_t(n));
-  Kokkos::View<int*, mem> d_cols(std::string("nearsparse::kpm::sell.columns"),
-                                 std::size_t(stored));
+  Kokkos::View<int*, mem> d_cols(std::string("nearsparse::kpm::sell.columns"), std::size_t(stored));
   Kokkos::View<scalar*, mem> d_vals(std::string("nearsparse::kpm::sell.values"),
                                     std::size_t(stored));
-  Kokkos::View<int*, mem> d_perm(std::string("nearsparse::kpm::sell.permutation"),
-                                 std::size_t(n));
+  Kokkos::View<int*, mem> d_perm(std::string("nearsparse::kpm::sell.permutation"), std::size_t(n));
   auto h_offsets = Kokkos::create_mirror_view(d_offsets);
   auto h_chunk_len = Kokkos::create_mirror_view(d_chunk_len);
   auto h_row_len = Kokkos::create_mirror_view(d_row_len);
@@ -161,8 +167,8 @@ sell_matrix<typename Crs::non_const_value_type, typename Crs::memory_space> make
   Kokkos::deep_copy(exec, d_vals, h_vals);
   Kokkos::deep_copy(exec, d_perm, h_perm);
   exec.fence();
-  return sell_matrix<scalar, mem>(n, n, C, sigma, d_offsets, d_chunk_len, d_row_len, d_cols,
-                                  d_vals, d_perm, std::int64_t(entries.extent(0)));
+  return sell_matrix<scalar, mem>(n, n, C, sigma, d_offsets, d_chunk_len, d_row_len, d_cols, d_vals,
+                                  d_perm, std::int64_t(entries.extent(0)));
 }
 
 /// The original CRS matrix back from SELL storage: rows and columns unpermuted, padding dropped.
@@ -187,8 +193,7 @@ crs_matrix<Scalar, ExecSpace, Mem> to_crs(const ExecSpace& exec,
   const auto nnz = std::size_t(h_row_map(n));
   typename crs::index_type::non_const_type entries(std::string("nearsparse::kpm::crs.entries"),
                                                    nnz);
-  typename crs::values_type::non_const_type values(std::string("nearsparse::kpm::crs.values"),
-                                                   nnz);
+  typename crs::values_type::non_const_type values(std::string("nearsparse::kpm::crs.values"), nnz);
   auto h_entries = Kokkos::create_mirror_view(entries);
   auto h_values = Kokkos::create_mirror_view(values);
   for (int o = 0; o < n; ++o) {

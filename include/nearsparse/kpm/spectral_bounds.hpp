@@ -8,6 +8,7 @@
 #include <nearsparse/kpm/crs.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 #include <nearsparse/kpm/detail/start_vectors.hpp>
+#include <nearsparse/kpm/hamiltonians.hpp>
 #include <nearsparse/kpm/scaling.hpp>
 #include <nearsparse/kpm/spmv.hpp>
 
@@ -19,16 +20,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace nearsparse::kpm {
 
 namespace detail {
-KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
-KOKKOS_INLINE_FUNCTION double real_part(const complex_double& x) { return x.real(); }
-KOKKOS_INLINE_FUNCTION double magnitude(double x) { return x < 0 ? -x : x; }
-KOKKOS_INLINE_FUNCTION double magnitude(const complex_double& x) { return Kokkos::abs(x); }
+KOKKOS_INLINE_FUNCTION double real_part(double x) {
+  return x;
+}
+KOKKOS_INLINE_FUNCTION double real_part(const complex_double& x) {
+  return x.real();
+}
+KOKKOS_INLINE_FUNCTION double magnitude(double x) {
+  return x < 0 ? -x : x;
+}
+KOKKOS_INLINE_FUNCTION double magnitude(const complex_double& x) {
+  return Kokkos::abs(x);
+}
 
 /// Eigenvalues (ascending) and the last component of each normalized eigenvector of the
 /// symmetric tridiagonal matrix with diagonal `alpha` and off-diagonal `beta` (src/kpm).
@@ -78,6 +88,27 @@ spectral_interval gershgorin_bounds(const ExecSpace& exec, const Matrix& h) {
   return {lo, hi};
 }
 
+/// Gershgorin interval of some rows of a matrix held on the host (global columns; the row with
+/// local index i is global row row_begin + i): the union of their discs. An empty set gives an
+/// empty interval (lower > upper), so intervals of several row blocks combine by min and max.
+template <class Scalar>
+spectral_interval gershgorin_bounds_of_rows(const host_crs<Scalar>& rows, std::int64_t row_begin) {
+  spectral_interval out{std::numeric_limits<double>::infinity(),
+                        -std::numeric_limits<double>::infinity()};
+  for (std::int64_t i = 0; i < rows.rows; ++i) {
+    double centre = 0, radius = 0;
+    for (int e = rows.row_map[std::size_t(i)]; e < rows.row_map[std::size_t(i) + 1]; ++e) {
+      if (rows.columns[std::size_t(e)] == row_begin + i)
+        centre += detail::real_part(rows.values[std::size_t(e)]);
+      else
+        radius += detail::magnitude(rows.values[std::size_t(e)]);
+    }
+    out.lower = std::min(out.lower, centre - radius);
+    out.upper = std::max(out.upper, centre + radius);
+  }
+  return out;
+}
+
 /// `steps` Lanczos steps (without reorthogonalization, which the extreme Ritz values do not
 /// need) from a random-phase start vector; the extreme Ritz values theta widened by
 /// |beta_k s_k| (the residual norm of each Ritz pair), intersected with the Gershgorin interval.
@@ -97,8 +128,8 @@ spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h, int ste
   vec q(std::string("nearsparse::kpm::lanczos.q"), std::size_t(n));
   vec q_prev(std::string("nearsparse::kpm::lanczos.q_prev"), std::size_t(n));
   vec z(std::string("nearsparse::kpm::lanczos.z"), std::size_t(n));
-  detail::fill_start_vectors(exec, detail::as_block(q), n, seed, 0, 0,
-                             Kokkos::View<int*, mem>(), false);
+  detail::fill_start_vectors(exec, detail::as_block(q), n, seed, 0, 0, Kokkos::View<int*, mem>(),
+                             false);
   exec.fence();
   KokkosBlas::scal(q, scalar(1.0 / std::sqrt(double(n))), q);
   std::vector<double> alpha, beta;

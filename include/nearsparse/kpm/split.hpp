@@ -44,9 +44,9 @@ struct split_options {
 
 struct split_result {
   moments_result moments;
-  double weight = 0;                  ///< fraction of rows on the first space
+  double weight = 0;  ///< fraction of rows on the first space
   std::int64_t rows_first = 0, rows_second = 0;
-  int halo_first = 0, halo_second = 0;  ///< rows each part receives per step
+  int halo_first = 0, halo_second = 0;     ///< rows each part receives per step
   double rate_first = 0, rate_second = 0;  ///< calibration: row-vectors per second (0: not run)
   double copy_seconds = 0;  ///< calibration: the copy of the second part's rows to the first
 };
@@ -103,15 +103,13 @@ double calibrate(const Exec& exec, const host_crs<Scalar>& all, std::int64_t n, 
 /// (with CUDA present, the second part's vector blocks are in pinned host memory, so copies
 /// between the parts run at full speed). Only the aug_spmmv algorithm runs split.
 template <class ExecA, class ExecB, class Crs>
-split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h,
-                           const scaling& s, const moments_options& o,
-                           const split_options& so = {}) {
+split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h, const scaling& s,
+                           const moments_options& o, const split_options& so = {}) {
   using scalar = typename Crs::non_const_value_type;
   constexpr const char* fn = "nearsparse::kpm::split_moments";
   using nearsparse::detail::concat;
   const int R = o.num_vectors;
-  const int steps =
-      detail::check_moment_inputs(typename Crs::execution_space(), h, s, o, R, fn);
+  const int steps = detail::check_moment_inputs(typename Crs::execution_space(), h, s, o, R, fn);
   require(o.method == algorithm::aug_spmmv, fn, "options.method",
           concat("must be aug_spmmv for a split run, got ", to_string(o.method)));
   require(so.weight <= 1 && std::isfinite(so.weight), fn, "split.weight",
@@ -157,9 +155,10 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   result.halo_second = pb.n_halo;
 
 #ifdef KOKKOS_ENABLE_CUDA
-  using second_mem = std::conditional_t<std::is_same_v<ExecA, Kokkos::Cuda> &&
-                                            Kokkos::SpaceAccessibility<ExecB, Kokkos::CudaHostPinnedSpace>::accessible,
-                                        Kokkos::CudaHostPinnedSpace, typename ExecB::memory_space>;
+  using second_mem = std::conditional_t<
+      std::is_same_v<ExecA, Kokkos::Cuda> &&
+          Kokkos::SpaceAccessibility<ExecB, Kokkos::CudaHostPinnedSpace>::accessible,
+      Kokkos::CudaHostPinnedSpace, typename ExecB::memory_space>;
 #else
   using second_mem = typename ExecB::memory_space;
 #endif
@@ -171,7 +170,8 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   second.fence();
   const auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {
-    // First part: the rows the second needs, their copy, then the rest (all queued, async on a GPU).
+    // First part: the rows the second needs, their copy, then the rest (all queued, async on a
+    // GPU).
     a.compute(0, a.n_send_rows, step, s);
     a.gather();
     channel.a_to_b(b.halo_destination(0), a.send_source(1), a.send_bytes(1));
@@ -192,16 +192,13 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   auto eb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.eta);
   std::vector<double> eta(std::size_t(2 * steps) * R);
   for (std::size_t k = 0; k < eta.size(); ++k) eta[k] = ea.data()[k] + eb.data()[k];
-  auto& m = result.moments;
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  m.num_moments = o.num_moments;
-  m.num_vectors = R;
-  m.rows = N;
-  m.nonzeros = std::int64_t(all.columns.size());
-  m.map = s;
-  m.method = algorithm::aug_spmmv;
-  m.steps = steps;
-  detail::moments_from_eta(eta, steps, R, m, fn);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.moments =
+      detail::finish_moments(eta,
+                             {o.num_moments, R, steps, N, std::int64_t(all.columns.size()), s,
+                              algorithm::aug_spmmv, seconds},
+                             fn);
   return result;
 }
 

@@ -32,7 +32,8 @@ void spmv(const ExecSpace& exec, double alpha, const Matrix& h, const XView& x, 
   using traits = detail::matrix_traits<Matrix>;
   static_assert_vector_or_matrix<ExecSpace, XView>();
   static_assert_vector_or_matrix<ExecSpace, YView>();
-  static_assert(int(XView::rank) == int(YView::rank), "nearsparse::kpm::spmv: x and y must have the same rank");
+  static_assert(int(XView::rank) == int(YView::rank),
+                "nearsparse::kpm::spmv: x and y must have the same rank");
   static_assert(std::is_same_v<typename XView::non_const_value_type, typename traits::scalar> &&
                     std::is_same_v<typename YView::value_type, typename traits::scalar>,
                 "nearsparse::kpm::spmv: x and y must hold the matrix's scalar type");

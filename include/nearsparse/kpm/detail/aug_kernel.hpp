@@ -1,6 +1,7 @@
 #pragma once
 // The one sparse kernel of the KPM family, in the paper's three uses:
-//   out(i, :) = alpha * (H in)(i, :) + beta * in(i, :) + gamma * out(i, :)      (gamma = 0: not read)
+//   out(i, :) = alpha * (H in)(i, :) + beta * in(i, :) + gamma * out(i, :)      (gamma = 0: not
+//   read)
 // over rows [row_begin, row_end) of H and all R columns of a row-major block, and, when asked,
 //   eta(2 s, r) += |in(i, r)|^2,   eta(2 s + 1, r) += Re conj(out(i, r)) in(i, r)
 // summed over those rows: the two Chebyshev moments of step s computed while the rows are in
@@ -156,10 +157,9 @@ void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_be
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda> && Rows::int_indices) {
     using scalar = typename Rows::scalar_type;
-    const bool row_major = (in.extent(0) <= 1 || in.stride(0) == std::size_t(R)) &&
-                           in.stride(1) == 1 &&
-                           (out.extent(0) <= 1 || out.stride(0) == std::size_t(R)) &&
-                           out.stride(1) == 1;
+    const bool row_major =
+        (in.extent(0) <= 1 || in.stride(0) == std::size_t(R)) && in.stride(1) == 1 &&
+        (out.extent(0) <= 1 || out.stride(0) == std::size_t(R)) && out.stride(1) == 1;
     const bool eta_ok = !dots || eta.stride(1) == 1;
     if (allow_cuda && row_major && eta_ok && R <= cuda_aug_max_columns) {
       cuda_aug_args a;
@@ -198,10 +198,10 @@ void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_be
         0, Kokkos::PerTeam(int(sizeof(typename Rows::scalar_type) * R + sizeof(double) * 2 * R)));
     auto launch = [&](auto dots_tag) {
       constexpr bool D = decltype(dots_tag)::value;
-      Kokkos::parallel_for(label, policy,
-                           aug_functor<Exec, Rows, In, Out, Eta, D, true>{
-                               rows, in, out, eta, row_begin, row_end, rows_per_team, R, 1,
-                               step, c});
+      Kokkos::parallel_for(
+          label, policy,
+          aug_functor<Exec, Rows, In, Out, Eta, D, true>{rows, in, out, eta, row_begin, row_end,
+                                                         rows_per_team, R, 1, step, c});
     };
     if (dots)
       launch(std::true_type{});

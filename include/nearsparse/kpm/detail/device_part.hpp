@@ -57,14 +57,18 @@ struct device_part {
   int n_local = 0, n_halo = 0, n_send_rows = 0, R = 0;
   crs_matrix<Scalar, Exec> h;
   block in, out, send_buffer;
-  Kokkos::View<int*, mem> send_index;             // concatenated over target parts
-  std::vector<int> send_offsets;                  // P + 1
-  std::vector<int> recv_offsets;                  // P + 1
+  Kokkos::View<int*, mem> send_index;  // concatenated over target parts
+  std::vector<int> send_offsets;       // P + 1
+  std::vector<int> recv_offsets;       // P + 1
   Kokkos::View<double**, Kokkos::LayoutRight, mem> eta;
 
   device_part(const Exec& e, const local_part<Scalar>& p, int vectors, int steps,
               std::uint64_t seed)
-      : exec(e), n_local(p.n_local), n_halo(p.n_halo), n_send_rows(p.n_send_rows), R(vectors),
+      : exec(e),
+        n_local(p.n_local),
+        n_halo(p.n_halo),
+        n_send_rows(p.n_send_rows),
+        R(vectors),
         recv_offsets(p.recv_offsets) {
     h = to_device<Scalar>(exec, p.matrix);
     const auto total = std::size_t(n_local + n_halo);
@@ -98,8 +102,8 @@ struct device_part {
   void compute(int row_begin, int row_end, int step, const scaling& s) {
     const aug_coefficients c = step == 0 ? aug_coefficients{s.a, -s.a * s.b, 0.0}
                                          : aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0};
-    aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, in, out, c,
-              true, eta, step);
+    aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, in, out, c, true,
+              eta, step);
   }
 
   /// send_buffer(k, :) = out(send_index(k), :).

@@ -17,4 +17,15 @@ namespace nearsparse::kpm::detail {
 void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_result& result,
                       const char* function);
 
+/// What every driver reports: the run's description and the moments from its eta.
+struct run_description {
+  int num_moments, num_vectors, steps;
+  std::int64_t rows, nonzeros;
+  scaling map;
+  algorithm method;
+  double seconds;
+};
+moments_result finish_moments(const std::vector<double>& eta, const run_description& run,
+                              const char* function);
+
 }  // namespace nearsparse::kpm::detail

@@ -76,15 +76,14 @@ auto rows_of(const Crs& h) {
   using row_map_t = decltype(h.graph.row_map);
   using entries_t = decltype(h.graph.entries);
   using values_t = decltype(h.values);
-  return crs_rows<scalar, row_map_t, entries_t, values_t>{h.graph.row_map, h.graph.entries,
-                                                          h.values, int(h.numRows()),
-                                                          int(h.numCols())};
+  return crs_rows<scalar, row_map_t, entries_t, values_t>{
+      h.graph.row_map, h.graph.entries, h.values, int(h.numRows()), int(h.numCols())};
 }
 
 template <class Scalar, class Mem>
 sell_rows<Scalar, Mem> rows_of(const sell_matrix<Scalar, Mem>& s) {
   return {s.chunk_offsets(), s.chunk_lengths(), s.columns(), s.values(),
-          s.chunk_height(), s.rows(), s.cols()};
+          s.chunk_height(),  s.rows(),          s.cols()};
 }
 
 /// Rows, columns and scalar of either storage.

@@ -25,8 +25,8 @@ struct local_part {
   int self = 0, parts = 1;
   std::int64_t row_begin = 0, row_end = 0;
   int n_local = 0, n_halo = 0, n_send_rows = 0;
-  std::vector<std::int64_t> halo_global;  ///< sorted global columns owned by other parts
-  std::vector<int> recv_offsets;          ///< P + 1: halo entries of part q
+  std::vector<std::int64_t> halo_global;    ///< sorted global columns owned by other parts
+  std::vector<int> recv_offsets;            ///< P + 1: halo entries of part q
   std::vector<std::vector<int>> send_rows;  ///< to part q: local rows, in q's halo order
   std::vector<int> local_to_global;         ///< local row i is global row row_begin + this[i]
   host_crs<Scalar> matrix;                  ///< local rows and columns
@@ -59,14 +59,13 @@ local_part<Scalar> localize(host_crs<Scalar> rows, const std::vector<std::int64_
   for (int c : rows.columns)
     if (c < p.row_begin || c >= p.row_end) p.halo_global.push_back(c);
   std::sort(p.halo_global.begin(), p.halo_global.end());
-  p.halo_global.erase(std::unique(p.halo_global.begin(), p.halo_global.end()),
-                      p.halo_global.end());
+  p.halo_global.erase(std::unique(p.halo_global.begin(), p.halo_global.end()), p.halo_global.end());
   p.n_halo = int(p.halo_global.size());
   p.recv_offsets.assign(std::size_t(p.parts) + 1, 0);
   for (int q = 0; q <= p.parts; ++q)
-    p.recv_offsets[std::size_t(q)] = int(
-        std::lower_bound(p.halo_global.begin(), p.halo_global.end(), bounds[std::size_t(q)]) -
-        p.halo_global.begin());
+    p.recv_offsets[std::size_t(q)] =
+        int(std::lower_bound(p.halo_global.begin(), p.halo_global.end(), bounds[std::size_t(q)]) -
+            p.halo_global.begin());
   p.global_rows = std::move(rows);
   return p;
 }

@@ -33,8 +33,7 @@ KOKKOS_INLINE_FUNCTION Scalar start_entry(std::uint64_t seed, std::int64_t globa
 /// r0 + r, for the first `rows` rows of the block.
 template <class Exec, class Block, class Perm>
 void fill_start_vectors(const Exec& exec, const Block& block, int rows, std::uint64_t seed,
-                        std::int64_t row_offset, int r0, const Perm& permutation,
-                        bool permuted) {
+                        std::int64_t row_offset, int r0, const Perm& permutation, bool permuted) {
   using scalar = typename Block::non_const_value_type;
   const int R = int(block.extent(1));
   if (rows == 0 || R == 0) return;
