@@ -157,7 +157,26 @@ TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenval
   Kokkos::deep_copy(eye, he);
   nk::moments_options o;
   o.num_moments = 120;
-  require_close(nk::moments(exec, h, s, o, eye).mu, ref::exact_moments(eig, 120, s.a, s.b), 1e-11);
+  const auto m = nk::moments(exec, h, s, o, eye);
+  require_close(m.mu, ref::exact_moments(eig, 120, s.a, s.b), 1e-11);
+  // The density of states counts the eigenvalues within the Jackson kernel's resolution: the
+  // states below E lie between the eigenvalues below E -+ three kernel widths.
+  nk::dos_options dos_opt;
+  dos_opt.points = 2048;
+  const auto dos = nk::density_of_states(m, dos_opt);
+  REQUIRE(dos.integral() == Approx(double(d.n)).epsilon(1e-10));
+  const double resolution = 3 * 3.14159265 / 120 / s.a;
+  const auto count = [&](double x) {
+    return double(std::lower_bound(eig.begin(), eig.end(), x) - eig.begin());
+  };
+  double below = 0;
+  for (std::size_t k = 0; k < dos.energies.size(); ++k) {
+    below += dos.weights[k] * dos.density[k];
+    const double e = dos.energies[k];
+    INFO("E = " << e << ": " << below << " states below, eigenvalues below " << count(e));
+    REQUIRE(below >= count(e - resolution) - 0.5);
+    REQUIRE(below <= count(e + resolution) + 0.5);
+  }
 }
 #endif
 

@@ -22,7 +22,8 @@ const char* to_string(algorithm a);
 algorithm algorithm_from_string(const std::string& name);
 
 /// Which kernel applies the matrix: `automatic` takes the CUDA kernel on Kokkos::Cuda (row-major
-/// blocks, int indices, R <= 128) and the portable team-policy kernel elsewhere; `portable`
+/// blocks, int indices, 2 <= R <= 128, where it measured faster) and the portable team-policy
+/// kernel elsewhere; `portable`
 /// forces the portable kernel everywhere (to check the CUDA kernel against it, or to time it).
 enum class kernel_choice { automatic, portable };
 
