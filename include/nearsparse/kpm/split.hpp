@@ -40,6 +40,9 @@ struct split_options {
   int calibration_steps = 3;
   /// Rows move between the parts in multiples of this (4 orbitals of an insulator site).
   int granule = 4;
+  /// With a measured weight: give the second space rows only if that is predicted to save at
+  /// least this fraction of the first space's time per step.
+  double min_gain = 0.05;
 };
 
 struct split_result {
@@ -114,6 +117,8 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
           concat("must be aug_spmmv for a split run, got ", to_string(o.method)));
   require(so.weight <= 1 && std::isfinite(so.weight), fn, "split.weight",
           concat("must be a fraction in [0, 1] (negative: measure), got ", so.weight));
+  require(std::isfinite(so.min_gain) && so.min_gain >= 0 && so.min_gain < 1, fn, "split.min_gain",
+          concat("must be in [0, 1), got ", so.min_gain));
   require(so.calibration_steps >= 1 && so.granule >= 1, fn, "split.calibration_steps, granule",
           concat("must be at least 1, got ", so.calibration_steps, " and ", so.granule));
   split_result result;
@@ -145,6 +150,9 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
       const double t1 = double(N) / result.rate_first, t2 = double(N) / result.rate_second;
       w = std::min(1.0, (t2 + transfer_seconds) / (t1 + t2));
     }
+    // A predicted saving below min_gain of the first space's step is within the error of the
+    // rates: the second space then gets no rows (a split has overheads the rates do not see).
+    if (1 - w < so.min_gain) w = 1;
   }
   result.weight = w;
   result.copy_seconds = transfer_seconds;
