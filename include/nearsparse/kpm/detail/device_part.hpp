@@ -55,6 +55,7 @@ struct device_part {
   using block = Kokkos::View<Scalar**, Kokkos::LayoutRight, BlockMem>;
   Exec exec;
   int n_local = 0, n_halo = 0, n_send_rows = 0, R = 0;
+  bool interior_needs_halo = false;
   crs_matrix<Scalar, Exec> h;
   block in, out, send_buffer;
   Kokkos::View<int*, mem> send_index;  // concatenated over target parts
@@ -100,9 +101,20 @@ struct device_part {
   }
 
   void compute(int row_begin, int row_end, int step, const scaling& s) {
+    compute(row_begin, row_end, step, s, in, out);
+  }
+
+  /// Rows [row_begin, row_end) of the step after this one (reads `out`, writes `in`): only for
+  /// rows without halo columns, which need nothing the other parts have not sent yet.
+  void compute_next(int row_begin, int row_end, int step, const scaling& s) {
+    compute(row_begin, row_end, step, s, out, in);
+  }
+
+  void compute(int row_begin, int row_end, int step, const scaling& s, const block& from,
+               const block& to) {
     const aug_coefficients c = step == 0 ? aug_coefficients{s.a, -s.a * s.b, 0.0}
                                          : aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0};
-    aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, in, out, c, true,
+    aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, from, to, c, true,
               eta, step);
   }
 

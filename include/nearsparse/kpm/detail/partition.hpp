@@ -25,6 +25,9 @@ struct local_part {
   int self = 0, parts = 1;
   std::int64_t row_begin = 0, row_end = 0;
   int n_local = 0, n_halo = 0, n_send_rows = 0;
+  /// Some row after the first n_send_rows reads a halo column (a pattern that is not symmetric):
+  /// those rows must wait for the other parts' data like the first ones.
+  bool interior_needs_halo = false;
   std::vector<std::int64_t> halo_global;    ///< sorted global columns owned by other parts
   std::vector<int> recv_offsets;            ///< P + 1: halo entries of part q
   std::vector<std::vector<int>> send_rows;  ///< to part q: local rows, in q's halo order
@@ -113,6 +116,9 @@ void finalize(local_part<Scalar>& p, const std::vector<std::vector<std::int64_t>
     }
     m.row_map.push_back(int(m.columns.size()));
   }
+  for (int i = p.n_send_rows; i < n && !p.interior_needs_halo; ++i)
+    for (int e = m.row_map[std::size_t(i)]; e < m.row_map[std::size_t(i) + 1]; ++e)
+      if (m.columns[std::size_t(e)] >= n) p.interior_needs_halo = true;
   p.matrix = std::move(m);
   p.global_rows = {};
 }
