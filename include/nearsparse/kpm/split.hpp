@@ -161,6 +161,13 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   result.rows_second = pb.n_local;
   result.halo_first = pa.n_halo;
   result.halo_second = pb.n_halo;
+  // All rows on the first space: its single-space run, without the split's per-step exchanges.
+  if constexpr (Kokkos::SpaceAccessibility<ExecA, typename Crs::memory_space>::accessible) {
+    if (pb.n_local == 0) {
+      result.moments = moments(first, h, s, o);
+      return result;
+    }
+  }
 
 #ifdef KOKKOS_ENABLE_CUDA
   using second_mem = std::conditional_t<
