@@ -133,3 +133,45 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 4, 6), Contains("sigma") && Contains("6"));
   (void)sizeof(mem);
 }
+
+TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and output", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  using crs = nk::crs_matrix<double, TestType>;
+  // A 2 x 3 matrix (rows 0 and 1 hold one entry each).
+  typename crs::row_map_type::non_const_type rm("rm", 3);
+  typename crs::index_type::non_const_type en("en", 2);
+  typename crs::values_type::non_const_type va("va", 2);
+  auto hr = Kokkos::create_mirror_view(rm);
+  hr(0) = 0;
+  hr(1) = 1;
+  hr(2) = 2;
+  Kokkos::deep_copy(rm, hr);
+  const crs wide("wide", 2, 3, 2, va, rm, en);
+  REQUIRE_THROWS_WITH(nk::gershgorin_bounds(exec, wide), Contains("2 x 3") && Contains("square"));
+  REQUIRE_THROWS_WITH(nk::lanczos_bounds(exec, wide), Contains("square"));
+
+  const auto h = nk::make_cubic_lattice<double>(exec, ref::lattice(4, 3, 2));
+  const auto sell = nk::make_sell(exec, h, 4, 8);
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> x("x", 24, 2), y("y", 23, 2);
+  REQUIRE_THROWS_WITH(nk::permute_rows(exec, sell, x, y), Contains("24 x R") && Contains("23 x 2"));
+
+  auto bad_lattice = ref::lattice(4, 0, 2);
+  REQUIRE_THROWS_WITH(nk::make_cubic_lattice<double>(exec, bad_lattice), Contains("'ny'"));
+  auto bad_t = ref::lattice(4, 3, 2);
+  bad_t.t = std::nan("");
+  REQUIRE_THROWS_WITH(nk::make_cubic_lattice<double>(exec, bad_t), Contains("'t'"));
+  auto ti = ref::insulator(3, 3, 2, 1);
+  ti.disorder = -1;
+  REQUIRE_THROWS_WITH(nk::make_topological_insulator(exec, ti), Contains("disorder"));
+  REQUIRE_THROWS_WITH(nk::assemble_rows(ref::insulator(3, 3, 2, 1), 10, 5),
+                      Contains("row_begin") && Contains("[10, 5)"));
+
+  nk::moments_result m;
+  m.mu = {1, 0};
+  m.rows = 4;
+  m.map = {0.5, 0};
+  REQUIRE_THROWS_WITH(nk::write_csv(nk::density_of_states(m), "/nonexistent-dir/dos.csv"),
+                      Contains("cannot open"));
+}
