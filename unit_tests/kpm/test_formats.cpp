@@ -99,7 +99,6 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
                         nearsparse::enabled_execution_spaces) {
   const TestType exec;
   using crs = nk::crs_matrix<double, TestType>;
-  using mem = typename TestType::memory_space;
   auto make = [&](int rows, int cols, std::vector<int> rm, std::vector<int> en,
                   std::vector<double> va) {
     typename crs::row_map_type::non_const_type r("r", rm.size());
@@ -131,7 +130,6 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
   const auto good = make(2, 2, {0, 1, 2}, {0, 1}, {1, 1});
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 0, 1), Contains("chunk_height"));
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 4, 6), Contains("sigma") && Contains("6"));
-  (void)sizeof(mem);
 }
 
 TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and output", "[kpm]",
