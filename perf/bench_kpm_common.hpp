@@ -83,11 +83,10 @@ struct problem {
   }
 };
 
-/// One step for R vectors: flops R (8 nnz + 34 N) (Table I with F_a = 2, F_m = 6), minimum bytes
-/// nnz (16 + 4) + 3 R 16 N (equation 4 per step).
+/// One aug_spmmv step for R complex vectors in the paper's model (kpm::step_cost_of).
 inline workload step_workload(std::int64_t n, std::int64_t nnz, int R) {
-  return {double(R) * (8.0 * double(nnz) + 34.0 * double(n)),
-          20.0 * double(nnz) + 48.0 * double(R) * double(n)};
+  const auto c = nk::step_cost_of(nk::algorithm::aug_spmmv, n, nnz, R);
+  return {c.flops, c.min_bytes};
 }
 
 inline void set_kpm_counters(benchmark::State& state, std::int64_t n, std::int64_t nnz, int R,

@@ -48,10 +48,8 @@ std::function<void(int, int)> progress_printer() {
 }
 
 int report(const kpm_settings& s, const nk::moments_result& m, const char* where) {
-  const double flops = double(m.num_vectors) * (8.0 * m.nonzeros + 34.0 * m.rows) * m.steps;
-  const double bytes_per_step = m.method == nk::algorithm::aug_spmmv
-                                    ? 20.0 * m.nonzeros + 48.0 * m.num_vectors * m.rows
-                                    : m.num_vectors * (20.0 * m.nonzeros + 48.0 * m.rows);
+  const auto cost = nk::step_cost_of(m.method, m.rows, m.nonzeros, m.num_vectors);
+  const double flops = cost.flops * m.steps, bytes_per_step = cost.min_bytes;
   const double t_step = m.seconds / m.steps;
   std::printf(
       "  moments (%s, %s): %d moments x %d vectors in %.3f s: %.3f ms per step, "

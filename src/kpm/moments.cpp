@@ -28,6 +28,28 @@ algorithm algorithm_from_string(const std::string& name) {
       nearsparse::detail::concat("'", name, "' is not one of naive, aug_spmv, aug_spmmv"));
 }
 
+step_cost step_cost_of(algorithm method, std::int64_t rows, std::int64_t nonzeros, int R,
+                       bool complex_values) {
+  const double sd = complex_values ? 16 : 8, si = 4, fa = complex_values ? 2 : 1,
+               fm = complex_values ? 6 : 1;
+  const double n = double(rows), nnz = double(nonzeros);
+  step_cost c;
+  c.flops = R * (nnz * (fa + fm) + n * (std::ceil(7 * fa / 2) + std::ceil(9 * fm / 2)));
+  const double matrix = nnz * (sd + si);
+  switch (method) {
+    case algorithm::aug_spmmv:
+      c.min_bytes = matrix + 3 * R * sd * n;
+      break;
+    case algorithm::aug_spmv:
+      c.min_bytes = R * (matrix + 3 * sd * n);
+      break;
+    case algorithm::naive:
+      c.min_bytes = R * (matrix + 13 * sd * n);
+      break;
+  }
+  return c;
+}
+
 namespace detail {
 
 void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_result& result,

@@ -112,3 +112,22 @@ TEST_CASE("density of states options are checked", "[kpm]") {
   nk::moments_result none;
   REQUIRE_THROWS_WITH(nk::density_of_states(none, {}), Contains("no moments"));
 }
+
+TEST_CASE("the step cost model gives the paper's code balance", "[kpm]") {
+  // 13 entries per row, complex double: B_min(R) = (260 / R + 48) / 138 bytes per flop (eq. 5).
+  const std::int64_t n = 1000, nnz = 13 * n;
+  for (int R : {1, 8, 32}) {
+    const auto c = nk::step_cost_of(nk::algorithm::aug_spmmv, n, nnz, R);
+    REQUIRE(c.flops == Approx(138.0 * R * n));
+    REQUIRE(c.min_bytes / c.flops == Approx((260.0 / R + 48) / 138));
+    // The per-vector stages read the matrix once per vector; naive moves 13 vectors (Table I).
+    REQUIRE(nk::step_cost_of(nk::algorithm::aug_spmv, n, nnz, R).min_bytes ==
+            Approx(R * (260.0 + 48) * n));
+    REQUIRE(nk::step_cost_of(nk::algorithm::naive, n, nnz, R).min_bytes ==
+            Approx(R * (260.0 + 208) * n));
+  }
+  // Double: S_d = 8, F_a = F_m = 1: 2 flops per entry and 9 per row.
+  const auto d = nk::step_cost_of(nk::algorithm::aug_spmmv, n, nnz, 1, false);
+  REQUIRE(d.flops == Approx((26.0 + 9) * n));
+  REQUIRE(d.min_bytes == Approx((13.0 * 12 + 24) * n));
+}

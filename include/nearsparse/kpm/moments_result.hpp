@@ -53,4 +53,16 @@ struct moments_result {
   double seconds = 0;  ///< wall time of the recurrence (start vectors to moments on host)
 };
 
+/// Work of one recurrence step for R vectors in the paper's model (Table I and equation 4, with
+/// 4-byte indices): flops R [nnz (F_a + F_m) + N (ceil(7 F_a / 2) + ceil(9 F_m / 2))] and the
+/// fewest bytes that must cross memory: the matrix once per step and 3 vectors per vector for
+/// aug_spmmv, the matrix per vector for aug_spmv, and 13 vectors per vector for naive (its SpMV and
+/// BLAS-1 chain). Complex double: S_d = 16, F_a = 2, F_m = 6; double: 8, 1, 1.
+struct step_cost {
+  double flops = 0;
+  double min_bytes = 0;
+};
+step_cost step_cost_of(algorithm method, std::int64_t rows, std::int64_t nonzeros, int R,
+                       bool complex_values = true);
+
 }  // namespace nearsparse::kpm
