@@ -62,7 +62,21 @@ const std::vector<command>& commands() {
        "  --split              rows split between Cuda and OpenMP in one run\n"
        "  --weight W           fraction of rows on Cuda with --split (default: measured)\n",
        run_kpm, true},
-  };
+      {"tlr", "tile low-rank compression and TLR-GEMM (dense and TLR C) against the dense product",
+       "  --n N                matrix size (default 2048)\n"
+       "  --tile NB            tile edge (default 256)\n"
+       "  --matrix M           hilbert (default) or covariance (exponential kernel on random\n"
+       "                       points in the unit square or cube; diagonal tiles stay dense)\n"
+       "  --dimension D        covariance points in 2 or 3 dimensions (default 2)\n"
+       "  --length L           covariance correlation length (default 0.1)\n"
+       "  --rank R             largest rank of a tile (default 32)\n"
+       "  --accuracy E         compression: |A - A_tlr|_F <= E |A|_F (default 1e-8)\n"
+       "  --method M           randomized (default) or svd (exact, for small tiles)\n"
+       "  --dense-diagonal     keep the diagonal tiles dense (always for covariance)\n"
+       "  --product-accuracy E recompression accuracy of the TLR-C product (default 1e-10)\n"
+       "  --csv FILE           the rank of every tile of A and C (default tlr_ranks.csv; '' for\n"
+       "                       none)\n",
+       run_tlr, true},  };
   return list;
 }
 

@@ -26,5 +26,6 @@ int run_info(arguments& args);
 int run_spamm(arguments& args);
 int run_diag(arguments& args);
 int run_kpm(arguments& args);
+int run_tlr(arguments& args);
 
 }  // namespace nearsparse::app

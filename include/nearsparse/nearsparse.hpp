@@ -13,3 +13,4 @@
 #include <nearsparse/spamm.hpp>
 #include <nearsparse/diagonal.hpp>
 #include <nearsparse/kpm.hpp>
+#include <nearsparse/tlr.hpp>

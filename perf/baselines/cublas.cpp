@@ -20,6 +20,14 @@ handle::~handle() {
   cublasDestroy(handle_);
 }
 
+void dgemm_strided_batched(const handle& h, int m, int n, int k, double alpha, const double* a,
+                           long long stride_a, const double* b, long long stride_b, double beta,
+                           double* c, long long stride_c, int count) {
+  check(cublasDgemmStridedBatched(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a, m,
+                                  stride_a, b, k, stride_b, &beta, c, m, stride_c, count),
+        "cublasDgemmStridedBatched");
+}
+
 void gemm_column_major(const handle& h, precision p, int m, int n, int k, double alpha,
                        const void* a, int lda, const void* b, int ldb, double beta, void* c,
                        int ldc) {

@@ -57,6 +57,12 @@ void gemm(const handle& h, precision p, double alpha, const AView& a, const BVie
   }
 }
 
+/// `count` column-major DGEMMs C_i (m x n) = alpha A_i (m x k) B_i (k x n) + beta C_i, the
+/// matrices of each operand `stride` doubles apart: cuBLAS strided-batched DGEMM.
+void dgemm_strided_batched(const handle& h, int m, int n, int k, double alpha, const double* a,
+                           long long stride_a, const double* b, long long stride_b, double beta,
+                           double* c, long long stride_c, int count);
+
 /// Euclidean norm of n doubles on the device; returns on the host after the stream finishes.
 double nrm2(const handle& h, int n, const double* x);
 

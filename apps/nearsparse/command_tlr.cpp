@@ -1,0 +1,157 @@
+// `nearsparse tlr`: compress a Hilbert or exponential-covariance matrix into TLR form, multiply it
+// by itself into a dense C (GEMM-LLD) and into a TLR C (GEMM-LLL), and compare both with the dense
+// product (Kokkos Kernels gemm) in time and accuracy. The errors are checked against the bound the
+// compression and recompression errors give.
+#include "backend_dispatch.hpp"
+#include "commands.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/matrix_norms.hpp>
+#include <nearsparse/tlr.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace nearsparse::app {
+
+namespace {
+
+namespace nt = nearsparse::tlr;
+
+struct tlr_settings {
+  std::size_t n, tile;
+  std::string matrix;
+  int dimension;
+  double length;
+  nt::compression_options compression;
+  double product_accuracy;
+  std::string csv;
+};
+
+template <class Exec, class F>
+double seconds(const Exec& exec, F&& f) {
+  exec.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  exec.fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class Exec>
+int run_on(const Exec& exec, const tlr_settings& s) {
+  using mem = typename Exec::memory_space;
+  std::printf("tlr on %s: %s matrix, n = %zu, tiles %zu x %zu, max rank %d, accuracy %.1e (%s)\n",
+              Exec::name(), s.matrix.c_str(), s.n, s.tile, s.tile, s.compression.max_rank,
+              s.compression.trunc.accuracy, nt::to_string(s.compression.method).c_str());
+  std::fflush(stdout);
+  const auto a = s.matrix == "hilbert"
+                     ? nt::hilbert(exec, s.n, s.n)
+                     : nt::exponential_covariance(exec, s.n, s.dimension, s.length);
+  nt::compression_report report;
+  nt::tlr_matrix<mem> at;
+  const double t_compress =
+      seconds(exec, [&] { at = nt::compress(exec, a, s.tile, s.compression, report); });
+  std::printf(
+      "  compression %.3f ms: %zu tiles (%zu dense), ranks %d..%d (mean %.1f), %zu at the rank "
+      "cap\n",
+      1e3 * t_compress, report.tiles, report.dense_tiles, report.min_rank, report.max_rank,
+      report.mean_rank, report.tiles_at_cap);
+  std::printf("  memory %.2f MB instead of %.2f MB dense (%.1f %% saved), error |A - A_tlr|/|A| = %.2e\n",
+              report.compressed_bytes / 1e6, report.dense_bytes / 1e6,
+              100.0 * (1.0 - double(report.compressed_bytes) / std::max<double>(1, report.dense_bytes)),
+              report.relative_error);
+  std::fflush(stdout);
+
+  // The dense product, the reference.
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> ref("tlr::reference", s.n, s.n),
+      c("tlr::c", s.n, s.n);
+  KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, ref);  // warm up
+  const double t_dense = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, ref); });
+  const double norm_ref = frobenius_norm(exec, ref);
+  // |A A - At At| <= |A - At| (|A| + |At|): the bound both products are checked against.
+  const double norm_a = report.norm;
+  const double bound = report.error * (2 * norm_a + report.error);
+
+  nt::gemm(exec, 1.0, at, at, 0.0, c);  // warm up
+  const double t_lld = seconds(exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); });
+  const double err_lld = frobenius_distance(exec, c, ref);
+  std::printf("  dense product (Kokkos Kernels gemm) %.3f ms\n", 1e3 * t_dense);
+  std::printf("  TLR-GEMM, dense C (GEMM-LLD) %.3f ms (%.1fx), error |C - AA|/|AA| = %.2e\n",
+              1e3 * t_lld, t_dense / t_lld, norm_ref > 0 ? err_lld / norm_ref : err_lld);
+
+  nt::gemm_options o;
+  o.trunc.accuracy = s.product_accuracy;
+  nt::tlr_matrix<mem> ct(exec, s.n, s.n, s.tile, s.compression.max_rank,
+                         s.compression.dense_diagonal);
+  nt::gemm_report gr;
+  const double t_lll = seconds(exec, [&] { gr = nt::gemm(exec, 1.0, at, at, 0.0, ct, o); });
+  const double err_lll = frobenius_distance(exec, nt::to_dense(exec, ct), ref);
+  std::printf(
+      "  TLR-GEMM, TLR C (GEMM-LLL) %.3f ms (%.1fx), C ranks up to %d (mean %.1f), error %.2e, "
+      "dropped %.2e\n",
+      1e3 * t_lll, t_dense / t_lll, gr.max_rank, gr.mean_rank,
+      norm_ref > 0 ? err_lll / norm_ref : err_lll, norm_ref > 0 ? gr.dropped / norm_ref : 0.0);
+
+  const double slack = 1e-12 * (norm_ref + 1);
+  const bool ok_lld = err_lld <= 1.01 * bound + slack;
+  const bool ok_lll = err_lll <= 1.01 * (bound + gr.dropped) + slack;
+  std::printf("  check: dense-C error within the compression bound %.2e: %s; TLR-C error within "
+              "the bound plus what recompression dropped: %s\n",
+              norm_ref > 0 ? bound / norm_ref : bound, ok_lld ? "OK" : "FAILED",
+              ok_lll ? "OK" : "FAILED");
+
+  if (!s.csv.empty()) {
+    std::ofstream out(s.csv);
+    if (!out) throw nearsparse::invalid_argument("nearsparse tlr: cannot write --csv file '" + s.csv + "'");
+    const std::vector<int> ra = at.host_ranks(exec), rc = ct.host_ranks(exec);
+    out << "tile_row,tile_col,dense,rank_A,rank_C\n";
+    for (std::size_t j = 0; j < at.tile_cols(); ++j)
+      for (std::size_t i = 0; i < at.tile_rows(); ++i) {
+        const std::size_t t = at.tile_index(i, j);
+        out << i << ',' << j << ',' << (at.is_dense(t) ? 1 : 0) << ',' << ra[t] << ',' << rc[t]
+            << '\n';
+      }
+    std::printf("  wrote %s (the rank of every tile of A and C)\n", s.csv.c_str());
+  }
+  return ok_lld && ok_lll ? 0 : 1;
+}
+
+}  // namespace
+
+int run_tlr(arguments& args) {
+  tlr_settings s;
+  const std::string backend = args.text("backend", "");
+  s.n = static_cast<std::size_t>(args.integer("n", 2048, 0, 1 << 17));
+  s.tile = static_cast<std::size_t>(args.integer("tile", 256, 1, 1 << 16));
+  s.matrix = args.text("matrix", "hilbert");
+  if (s.matrix != "hilbert" && s.matrix != "covariance")
+    throw nearsparse::invalid_argument("nearsparse tlr: argument '--matrix' must be hilbert or "
+                                       "covariance, got '" + s.matrix + "'");
+  s.dimension = static_cast<int>(args.integer("dimension", 2, 2, 3));
+  s.length = args.number("length", 0.1, 1e-6, 1e6);
+  s.compression.max_rank = static_cast<int>(args.integer("rank", 32, 0, 1 << 16));
+  s.compression.trunc.accuracy = args.number("accuracy", 1e-8, 0, 1);
+  const std::string method = args.text("method", "randomized");
+  if (method == "randomized")
+    s.compression.method = nt::compression_method::randomized;
+  else if (method == "svd")
+    s.compression.method = nt::compression_method::svd;
+  else
+    throw nearsparse::invalid_argument("nearsparse tlr: argument '--method' must be randomized or "
+                                       "svd, got '" + method + "'");
+  s.compression.dense_diagonal = args.flag("dense-diagonal") || s.matrix == "covariance";
+  s.product_accuracy = args.number("product-accuracy", 1e-10, 0, 1);
+  s.csv = args.text("csv", "tlr_ranks.csv");
+  args.finish();
+  return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
+}
+
+}  // namespace nearsparse::app

@@ -1,0 +1,494 @@
+#pragma once
+// Products of TLR matrices (Charara, Keyes and Ltaief, Euro-Par 2018):
+//   gemm(exec, alpha, A, B, beta, C)           TLR-GEMM, C = alpha A B + beta C with A and B TLR:
+//                                              dense C (GEMM-LLD) or TLR C (GEMM-LLL);
+//   gemm_lld_batched / gemm_lll_batched        the batched kernels: independent tile products
+//                                              C_c = alpha A_a B_b + beta C_c, listed as triples.
+// The driver is the paper's Figure 3: the inner products over k are reordered into nt outer
+// products, each a batch over all C tiles. With a dense C the CUDA path gathers several outer
+// products into one batched call (gemm_options::outer_products_per_call) so C is read and written
+// fewer times; with a TLR C every outer product is recompressed, in order.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/tlr/detail/product_checks.hpp>
+#include <nearsparse/tlr/detail/product_kernels.hpp>
+#include <nearsparse/tlr/detail/team_linalg.hpp>
+#include <nearsparse/tlr/detail/tile_access.hpp>
+#include <nearsparse/tlr/detail/vendor_lld.hpp>
+#include <nearsparse/tlr/options.hpp>
+#include <nearsparse/tlr/tlr_matrix.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace nearsparse::tlr {
+
+namespace detail {
+
+template <class MemorySpace>
+operand_shape shape_of(const char* name, const tlr_matrix<MemorySpace>& m) {
+  return {name, m.grid(), &m.host_dense_slots()};
+}
+inline operand_shape dense_shape(const char* name, std::size_t rows, std::size_t cols,
+                                 std::size_t tile) {
+  return {name, tile_grid(rows, cols, tile), nullptr};
+}
+
+void require_finite_scalars(const char* function, double alpha, double beta);
+
+/// Explicit batch lists on the device, one product per group.
+template <class ExecSpace>
+product_pairs<typename ExecSpace::memory_space> upload_batch(const ExecSpace& exec,
+                                                             const std::vector<tile_triple>& batch) {
+  using mem = typename ExecSpace::memory_space;
+  const std::size_t n = batch.size();
+  Kokkos::View<int*, mem> c(std::string("nearsparse::tlr::batch_c"), n), ptr(std::string("nearsparse::tlr::batch_ptr"), n + 1),
+      a(std::string("nearsparse::tlr::batch_a"), n), b(std::string("nearsparse::tlr::batch_b"), n);
+  auto hc = Kokkos::create_mirror_view(c);
+  auto hp = Kokkos::create_mirror_view(ptr);
+  auto ha = Kokkos::create_mirror_view(a);
+  auto hb = Kokkos::create_mirror_view(b);
+  for (std::size_t e = 0; e < n; ++e) {
+    hc(e) = batch[e].c;
+    hp(e) = static_cast<int>(e);
+    ha(e) = batch[e].a;
+    hb(e) = batch[e].b;
+  }
+  hp(n) = static_cast<int>(n);
+  Kokkos::deep_copy(exec, c, hc);
+  Kokkos::deep_copy(exec, ptr, hp);
+  Kokkos::deep_copy(exec, a, ha);
+  Kokkos::deep_copy(exec, b, hb);
+  exec.fence();
+  product_pairs<mem> p;
+  p.group_c = c;
+  p.pair_ptr = ptr;
+  p.pair_a = a;
+  p.pair_b = b;
+  return p;
+}
+
+/// Groups `first` .. of a portable GEMM-LLD launch: team g updates its C tile with its products.
+template <class ExecSpace>
+struct lld_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  tile_access a, b;
+  product_pairs<typename ExecSpace::memory_space> pairs;
+  double alpha = 1, beta = 0;
+  double* c = nullptr;
+  int ldc = 0, c_rows = 0, c_cols = 0, c_tile_rows = 0, nb = 0, first = 0;
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> work;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int g = first + team.league_rank();
+    const int ct = pairs.c_tile(g);
+    const int row0 = (ct % c_tile_rows) * nb, col0 = (ct / c_tile_rows) * nb;
+    const int m = c_rows - row0 < nb ? c_rows - row0 : nb;
+    const int n = c_cols - col0 < nb ? c_cols - col0 : nb;
+    double* tile = c + row0 + std::size_t(col0) * ldc;
+    const int count = pairs.pair_count(g);
+    if (count == 0) team_scale(team, m, n, beta, tile, ldc);
+    for (int p = 0; p < count; ++p)
+      dense_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), alpha, p == 0 ? beta : 1.0,
+                   tile, ldc, m, n, &work(0, team.league_rank()));
+  }
+};
+
+/// Groups of a GEMM-LLL launch: dense C tiles as in GEMM-LLD, low-rank ones recompressed after
+/// every product. Adds the squared dropped norm and the at-cap count to per-tile totals.
+template <class ExecSpace>
+struct lll_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using mem = typename ExecSpace::memory_space;
+  tile_access a, b, c;
+  product_pairs<mem> pairs;
+  double alpha = 1, beta = 0, accuracy = 0;
+  int fixed_rank = -1, first = 0;
+  lowrank_work lw;
+  Kokkos::View<double**, Kokkos::LayoutLeft, mem> work;
+  Kokkos::View<int**, Kokkos::LayoutLeft, mem> iwork;
+  Kokkos::View<double*, mem> dropped2;
+  Kokkos::View<int*, mem> at_cap;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int g = first + team.league_rank();
+    const int ct = pairs.c_tile(g);
+    double* ws = &work(0, team.league_rank());
+    const int count = pairs.pair_count(g);
+    if (c.slot(ct) >= 0) {
+      const int m = c.row_extent(ct), n = c.col_extent(ct);
+      if (count == 0) team_scale(team, m, n, beta, c.dense_of(ct), c.nb);
+      for (int p = 0; p < count; ++p)
+        dense_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), alpha,
+                     p == 0 ? beta : 1.0, c.dense_of(ct), c.nb, m, n, ws);
+      return;
+    }
+    if (count == 0) {  // C = beta C
+      if (beta == 0) {
+        team_scale(team, c.nb, c.kmax, 0.0, c.u_of(ct), c.nb);
+        team_scale(team, c.nb, c.kmax, 0.0, c.v_of(ct), c.nb);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { c.ranks[ct] = 0; });
+      } else {
+        team_scale(team, c.nb, c.kmax, beta, c.v_of(ct), c.nb);
+      }
+      return;
+    }
+    double lost = 0;
+    int capped = 0;
+    for (int p = 0; p < count; ++p) {
+      const lowrank_outcome o =
+          lowrank_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), c, ct, alpha,
+                         p == 0 ? beta : 1.0, accuracy, fixed_rank, lw, ws,
+                         &iwork(0, team.league_rank()));
+      lost += o.dropped2;
+      capped += o.at_cap ? 1 : 0;
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      dropped2(ct) += lost;
+      at_cap(ct) += capped;
+    });
+  }
+};
+
+template <class ExecSpace>
+constexpr bool vendor_path_exists() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return std::is_same<ExecSpace, Kokkos::Cuda>::value &&
+         std::is_same<typename ExecSpace::memory_space, Kokkos::CudaSpace>::value;
+#else
+  return false;
+#endif
+}
+
+template <class ExecSpace>
+bool use_vendor(const char* function, kernel_choice choice) {
+  if (choice == kernel_choice::vendor && !vendor_path_exists<ExecSpace>())
+    throw unsupported(nearsparse::detail::concat(
+        function, ": kernel_choice::vendor needs the CUDA backend and an execution space of "
+                  "Kokkos::Cuda; this call runs on ",
+        ExecSpace::name()));
+  return choice != kernel_choice::portable && vendor_path_exists<ExecSpace>();
+}
+
+/// GEMM-LLD over `pairs` on a dense column-major C, in launches that fit the workspace budget.
+template <class ExecSpace>
+void run_lld_portable(const ExecSpace& exec, const tile_access& a, const tile_access& b,
+                      const product_pairs<typename ExecSpace::memory_space>& pairs, double alpha,
+                      double beta, double* c, int ldc, int c_rows, int c_cols, int c_tile_rows,
+                      std::size_t workspace_bytes) {
+  const int groups = pairs.groups();
+  if (groups == 0) return;
+  const std::size_t per = std::max(1, dense_update_work(a, b));
+  const std::size_t batch = std::max<std::size_t>(
+      1, std::min<std::size_t>(groups, workspace_bytes / (per * sizeof(double))));
+  lld_kernel<ExecSpace> k;
+  k.a = a;
+  k.b = b;
+  k.pairs = pairs;
+  k.alpha = alpha;
+  k.beta = beta;
+  k.c = c;
+  k.ldc = ldc;
+  k.c_rows = c_rows;
+  k.c_cols = c_cols;
+  k.c_tile_rows = c_tile_rows;
+  k.nb = a.nb;
+  k.work = decltype(k.work)(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_work")), per,
+      batch);
+  for (std::size_t first = 0; first < std::size_t(groups); first += batch) {
+    k.first = static_cast<int>(first);
+    Kokkos::parallel_for("nearsparse::tlr::gemm_lld",
+                         tile_team_policy(exec, static_cast<int>(std::min(batch, groups - first))),
+                         k);
+  }
+}
+
+/// GEMM-LLL over `pairs`; accumulates the report's per-tile totals.
+template <class ExecSpace>
+void run_lll(const ExecSpace& exec, const tile_access& a, const tile_access& b,
+             const tile_access& c, const product_pairs<typename ExecSpace::memory_space>& pairs,
+             double alpha, double beta, const truncation& trunc, std::size_t workspace_bytes,
+             const Kokkos::View<double*, typename ExecSpace::memory_space>& dropped2,
+             const Kokkos::View<int*, typename ExecSpace::memory_space>& at_cap) {
+  const int groups = pairs.groups();
+  if (groups == 0) return;
+  lll_kernel<ExecSpace> k;
+  k.lw.nb = a.nb;
+  k.lw.w = c.kmax + std::max(a.kmax, b.kmax);
+  k.lw.ka = a.kmax;
+  k.lw.kb = b.kmax;
+  const std::size_t doubles = std::max<std::size_t>(
+      {std::size_t(1), std::size_t(k.lw.doubles()), std::size_t(dense_update_work(a, b))});
+  const std::size_t per = doubles * sizeof(double) + k.lw.ints() * sizeof(int);
+  const std::size_t batch =
+      std::max<std::size_t>(1, std::min<std::size_t>(groups, workspace_bytes / per));
+  k.a = a;
+  k.b = b;
+  k.c = c;
+  k.pairs = pairs;
+  k.alpha = alpha;
+  k.beta = beta;
+  k.accuracy = trunc.accuracy;
+  k.fixed_rank = trunc.fixed_rank;
+  k.dropped2 = dropped2;
+  k.at_cap = at_cap;
+  k.work = decltype(k.work)(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lll_work")),
+      doubles, batch);
+  k.iwork = decltype(k.iwork)(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lll_iwork")),
+      k.lw.ints(), batch);
+  for (std::size_t first = 0; first < std::size_t(groups); first += batch) {
+    k.first = static_cast<int>(first);
+    Kokkos::parallel_for("nearsparse::tlr::gemm_lll",
+                         tile_team_policy(exec, static_cast<int>(std::min(batch, groups - first))),
+                         k);
+  }
+}
+
+template <class ExecSpace, class MemorySpace>
+gemm_report make_report(const ExecSpace& exec, const tlr_matrix<MemorySpace>& c,
+                        const Kokkos::View<double*, MemorySpace>& dropped2,
+                        const Kokkos::View<int*, MemorySpace>& at_cap) {
+  gemm_report r;
+  const std::vector<int> ranks = c.host_ranks(exec);
+  auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dropped2);
+  auto cap = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), at_cap);
+  double sum = 0, lost = 0;
+  std::size_t low = 0;
+  for (std::size_t t = 0; t < c.tile_count(); ++t) {
+    lost += d(t);
+    if (c.is_dense(t)) continue;
+    ++low;
+    sum += ranks[t];
+    r.max_rank = std::max(r.max_rank, ranks[t]);
+    if (cap(t) > 0) ++r.tiles_at_cap;
+  }
+  r.mean_rank = low ? sum / low : 0.0;
+  r.dropped = std::sqrt(lost);
+  return r;
+}
+
+template <class CView>
+constexpr void static_assert_dense_c() {
+  static_assert(std::is_same<typename CView::non_const_value_type, double>::value &&
+                    !std::is_const<typename CView::value_type>::value,
+                "nearsparse::tlr::gemm: C must be a non-const View of double");
+  static_assert(std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
+                "nearsparse::tlr::gemm: a dense C must be LayoutLeft (column-major)");
+}
+
+/// The vendor GEMM-LLD: the launches of a driver call or a batch, then cuda_lld.
+template <class ExecSpace, class MemorySpace>
+void run_lld_vendor(const ExecSpace& exec, const tlr_matrix<MemorySpace>& A,
+                    const tlr_matrix<MemorySpace>& B, double alpha, double* c, int ldc, int c_rows,
+                    int c_cols, const std::vector<vendor_launch>& launches) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (vendor_path_exists<ExecSpace>()) {
+    vendor_operands ops;
+    ops.a = tile_access::of(A);
+    ops.b = tile_access::of(B);
+    ops.a_slots = &A.host_dense_slots();
+    ops.b_slots = &B.host_dense_slots();
+    ops.c = c;
+    ops.ldc = ldc;
+    ops.c_rows = c_rows;
+    ops.c_cols = c_cols;
+    ops.c_tile_rows = static_cast<int>(tile_grid(c_rows, c_cols, A.tile()).tile_rows());
+    std::size_t doubles = 1;
+    for (const auto& l : launches)
+      doubles = std::max(doubles, vendor_lld_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
+    Kokkos::View<double*, MemorySpace> work(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_vendor_work")),
+        doubles);
+    cuda_lld(exec, alpha, ops, launches, work.data());
+    exec.fence();  // `work` dies here
+    return;
+  }
+#endif
+  (void)exec, (void)A, (void)B, (void)alpha, (void)c, (void)ldc, (void)c_rows, (void)c_cols,
+      (void)launches;
+}
+
+}  // namespace detail
+
+/// Batched GEMM-LLD: for every triple, C tile c = alpha A_a B_b + beta C tile c, where C is a dense
+/// column-major View tiled like A and B. Throws nearsparse::invalid_argument for non-conforming
+/// tiles, repeated C tiles, tiles out of range, or non-finite alpha or beta.
+template <class ExecSpace, class MemorySpace, class CView>
+void gemm_lld_batched(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
+                      const tlr_matrix<MemorySpace>& B, double beta, const CView& C,
+                      const std::vector<tile_triple>& batch, const gemm_options& options = {}) {
+  static_assert_matrix<ExecSpace, CView>();
+  detail::static_assert_dense_c<CView>();
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                "nearsparse::tlr::gemm_lld_batched: the execution space cannot reach A and B");
+  const char* fn = "nearsparse::tlr::gemm_lld_batched";
+  detail::validate(fn, options);
+  detail::require_finite_scalars(fn, alpha, beta);
+  detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
+                      detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()), batch);
+  if (batch.empty()) return;
+  const tile_grid cg(C.extent(0), C.extent(1), A.tile());
+  if (detail::use_vendor<ExecSpace>(fn, options.kernel)) {
+    detail::vendor_launch l;
+    l.pairs_per_group = 1;
+    l.beta = beta;
+    for (const auto& t : batch) {
+      l.c_tile.push_back(t.c);
+      l.a_tile.push_back(t.a);
+      l.b_tile.push_back(t.b);
+    }
+    detail::run_lld_vendor(exec, A, B, alpha, C.data(), static_cast<int>(C.stride(1)),
+                           static_cast<int>(C.extent(0)), static_cast<int>(C.extent(1)), {l});
+    return;
+  }
+  const auto pairs = detail::upload_batch(exec, batch);
+  detail::run_lld_portable(exec, detail::tile_access::of(A), detail::tile_access::of(B), pairs,
+                           alpha, beta, C.data(), static_cast<int>(C.stride(1)),
+                           static_cast<int>(C.extent(0)), static_cast<int>(C.extent(1)),
+                           static_cast<int>(cg.tile_rows()), options.workspace_bytes);
+  exec.fence();  // the batch lists die here
+}
+
+/// Batched GEMM-LLL: for every triple, C tile c = alpha A_a B_b + beta C tile c with C a TLR
+/// matrix; low-rank C tiles are recompressed to options.trunc. Returns the ranks reached and what
+/// the truncation dropped.
+template <class ExecSpace, class MemorySpace>
+gemm_report gemm_lll_batched(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
+                             const tlr_matrix<MemorySpace>& B, double beta,
+                             tlr_matrix<MemorySpace>& C, const std::vector<tile_triple>& batch,
+                             const gemm_options& options = {}) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                "nearsparse::tlr::gemm_lll_batched: the execution space cannot reach the matrices");
+  const char* fn = "nearsparse::tlr::gemm_lll_batched";
+  detail::validate(fn, options);
+  detail::validate(fn, options.trunc, C.max_rank());
+  detail::require_finite_scalars(fn, alpha, beta);
+  detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
+                      detail::shape_of("C", C), batch);
+  if (options.kernel == kernel_choice::vendor)
+    throw unsupported(nearsparse::detail::concat(
+        fn, ": GEMM-LLL has no vendor path (the recompression runs in the portable kernel)"));
+  using mem = MemorySpace;
+  Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
+  Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());
+  if (!batch.empty()) {
+    const auto pairs = detail::upload_batch(exec, batch);
+    detail::run_lll(exec, detail::tile_access::of(A), detail::tile_access::of(B),
+                    detail::tile_access::of(C), pairs, alpha, beta, options.trunc,
+                    options.workspace_bytes, dropped2, at_cap);
+  }
+  return detail::make_report(exec, C, dropped2, at_cap);
+}
+
+/// TLR-GEMM with a dense C: C = alpha A B + beta C, C a LayoutLeft View. The portable path runs
+/// one launch in which each team walks the outer products for its C tile; the CUDA path runs
+/// cuBLAS batched calls of outer_products_per_call outer products each.
+template <class ExecSpace, class MemorySpace, class CView>
+void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
+          const tlr_matrix<MemorySpace>& B, double beta, const CView& C,
+          const gemm_options& options = {}) {
+  static_assert_matrix<ExecSpace, CView>();
+  detail::static_assert_dense_c<CView>();
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                "nearsparse::tlr::gemm: the execution space cannot reach A and B");
+  const char* fn = "nearsparse::tlr::gemm";
+  detail::validate(fn, options);
+  detail::require_finite_scalars(fn, alpha, beta);
+  detail::check_product_shapes(fn, detail::shape_of("A", A), detail::shape_of("B", B),
+                               detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()));
+  const tile_grid cg(C.extent(0), C.extent(1), A.tile());
+  if (cg.tile_count() == 0) return;
+  const int kt = static_cast<int>(A.tile_cols());
+  const int mt = static_cast<int>(cg.tile_rows()), groups = static_cast<int>(cg.tile_count());
+  const int ldc = static_cast<int>(C.stride(1));
+  if (detail::use_vendor<ExecSpace>(fn, options.kernel) && kt > 0) {
+    detail::vendor_operands ops;
+    ops.a = detail::tile_access::of(A);
+    ops.b = detail::tile_access::of(B);
+    int per_call = options.outer_products_per_call;
+    if (per_call == 0) {
+      const std::size_t one = detail::vendor_lld_work_doubles(ops, groups, 1) * sizeof(double);
+      per_call = static_cast<int>(std::max<std::size_t>(1, options.workspace_bytes / std::max<std::size_t>(1, one)));
+    }
+    per_call = std::min(per_call, kt);
+    std::vector<detail::vendor_launch> launches;
+    for (int k0 = 0; k0 < kt; k0 += per_call) {
+      detail::vendor_launch l;
+      const int k1 = std::min(kt, k0 + per_call);
+      l.pairs_per_group = k1 - k0;
+      l.beta = k0 == 0 ? beta : 1.0;
+      for (int g = 0; g < groups; ++g) {
+        l.c_tile.push_back(g);
+        const int i = g % mt, j = g / mt;
+        for (int k = k0; k < k1; ++k) {
+          l.a_tile.push_back(static_cast<int>(A.tile_index(i, k)));
+          l.b_tile.push_back(static_cast<int>(B.tile_index(k, j)));
+        }
+      }
+      launches.push_back(std::move(l));
+    }
+    detail::run_lld_vendor(exec, A, B, alpha, C.data(), ldc, static_cast<int>(C.extent(0)),
+                           static_cast<int>(C.extent(1)), launches);
+    return;
+  }
+  detail::product_pairs<typename ExecSpace::memory_space> pairs;
+  pairs.outer = true;
+  pairs.k_begin = 0;
+  pairs.k_end = kt;
+  pairs.mt_a = static_cast<int>(A.tile_rows());
+  pairs.mt_b = static_cast<int>(B.tile_rows());
+  pairs.mt_c = mt;
+  pairs.groups_outer = groups;
+  detail::run_lld_portable(exec, detail::tile_access::of(A), detail::tile_access::of(B), pairs,
+                           alpha, beta, C.data(), ldc, static_cast<int>(C.extent(0)),
+                           static_cast<int>(C.extent(1)), mt, options.workspace_bytes);
+}
+
+/// TLR-GEMM with a TLR C: C = alpha A B + beta C, each of the nt outer products recompressed
+/// (GEMM-LLL) to options.trunc and C's max_rank. Each team walks the outer products of its C
+/// tile in order, the same arithmetic as nt batched calls. Throws nearsparse::invalid_argument
+/// when a low-rank C tile would receive the product of two dense tiles.
+template <class ExecSpace, class MemorySpace>
+gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
+                 const tlr_matrix<MemorySpace>& B, double beta, tlr_matrix<MemorySpace>& C,
+                 const gemm_options& options = {}) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                "nearsparse::tlr::gemm: the execution space cannot reach the matrices");
+  const char* fn = "nearsparse::tlr::gemm";
+  detail::validate(fn, options);
+  detail::validate(fn, options.trunc, C.max_rank());
+  detail::require_finite_scalars(fn, alpha, beta);
+  const auto sa = detail::shape_of("A", A), sb = detail::shape_of("B", B),
+             sc = detail::shape_of("C", C);
+  detail::check_product_shapes(fn, sa, sb, sc);
+  detail::check_lowrank_targets(fn, sa, sb, sc);
+  if (options.kernel == kernel_choice::vendor)
+    throw unsupported(nearsparse::detail::concat(
+        fn, ": a TLR C has no vendor path (the recompression runs in the portable kernel)"));
+  using mem = MemorySpace;
+  Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
+  Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());
+  detail::product_pairs<mem> pairs;
+  pairs.outer = true;
+  pairs.k_begin = 0;
+  pairs.k_end = static_cast<int>(A.tile_cols());
+  pairs.mt_a = static_cast<int>(A.tile_rows());
+  pairs.mt_b = static_cast<int>(B.tile_rows());
+  pairs.mt_c = static_cast<int>(C.tile_rows());
+  pairs.groups_outer = static_cast<int>(C.tile_count());
+  detail::run_lll(exec, detail::tile_access::of(A), detail::tile_access::of(B),
+                  detail::tile_access::of(C), pairs, alpha, beta, options.trunc,
+                  options.workspace_bytes, dropped2, at_cap);
+  return detail::make_report(exec, C, dropped2, at_cap);
+}
+
+}  // namespace nearsparse::tlr

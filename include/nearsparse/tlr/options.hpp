@@ -1,0 +1,101 @@
+#pragma once
+// Options of the TLR compression and products, and the checks that turn a bad value into an error
+// naming it.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace nearsparse::tlr {
+
+/// How a tile's rank is chosen: a fixed rank (fixed_rank >= 0) or the smallest rank whose
+/// truncation error stays within `accuracy` (fixed_rank < 0). Either way the rank never exceeds
+/// the matrix's max_rank; a tile that would need more keeps max_rank and reports the error made.
+struct truncation {
+  /// Relative accuracy: compression keeps |A - A_tlr|_F <= accuracy * |A|_F for the whole
+  /// matrix (each tile gets an equal share); recompression in the products keeps each tile
+  /// within accuracy times its own Frobenius norm.
+  double accuracy = 1e-8;
+  /// >= 0: every tile gets this rank (at most max_rank and the tile's extents).
+  int fixed_rank = -1;
+};
+
+enum class compression_method {
+  /// Randomized SVD (range finder with oversampling and power iterations, then one-sided Jacobi on
+  /// the small projected matrix): O(tile^2 * (rank + oversampling)) per tile.
+  randomized,
+  /// Exact one-sided Jacobi SVD of the whole tile: O(tile^3) per sweep, for tiles up to a few
+  /// hundred; the reference the randomized method is tested against.
+  svd,
+};
+
+struct compression_options {
+  compression_method method = compression_method::randomized;
+  truncation trunc;
+  /// The most any tile may have; also the width of the factor storage.
+  int max_rank = 32;
+  /// Keep the diagonal tiles dense (they have full rank in covariance matrices).
+  bool dense_diagonal = false;
+  /// Randomized method: extra sample columns beyond max_rank, and power iterations.
+  int oversampling = 10;
+  int power_iterations = 1;
+  std::uint64_t seed = 20181;
+  /// Bound on the workspace of one launch; tiles are compressed in as many launches as it takes.
+  std::size_t workspace_bytes = std::size_t(1) << 30;
+};
+
+/// What a compression made.
+struct compression_report {
+  std::size_t tiles = 0, dense_tiles = 0;
+  int min_rank = 0, max_rank = 0;
+  double mean_rank = 0;
+  /// Low-rank tiles that needed more than max_rank for the requested accuracy.
+  std::size_t tiles_at_cap = 0;
+  /// Estimated |A - A_tlr|_F (exact for the svd method), and relative to |A|_F.
+  double error = 0, relative_error = 0;
+  double norm = 0;
+  std::size_t compressed_bytes = 0, dense_bytes = 0;
+};
+
+enum class kernel_choice {
+  /// The vendor path (cuBLAS batched GEMM) on Kokkos::Cuda, the portable kernels elsewhere.
+  automatic,
+  /// The Kokkos team-policy kernels on every backend.
+  portable,
+  /// The vendor path; an error where it is not compiled in.
+  vendor,
+};
+
+struct gemm_options {
+  /// Truncation of the recompression in products with a TLR C.
+  truncation trunc{1e-10, -1};
+  kernel_choice kernel = kernel_choice::automatic;
+  /// Outer products gathered into one batched call by the vendor path of the dense-C product:
+  /// 1 is one call per outer product (nt calls); 0 chooses the most that workspace_bytes allows,
+  /// which reads and writes C fewer times.
+  int outer_products_per_call = 0;
+  std::size_t workspace_bytes = std::size_t(2) << 30;
+};
+
+/// What a product with a TLR C made.
+struct gemm_report {
+  int max_rank = 0;
+  double mean_rank = 0;
+  /// Tiles of C whose recompression needed more than C's max_rank at some step.
+  std::size_t tiles_at_cap = 0;
+  /// Estimated Frobenius norm of everything the recompressions dropped.
+  double dropped = 0;
+};
+
+std::string to_string(compression_method method);
+std::string to_string(kernel_choice kernel);
+
+namespace detail {
+/// Throws nearsparse::invalid_argument naming the field unless the options are valid for a matrix
+/// with the given tile size.
+void validate(const char* function, const compression_options& options, std::size_t tile);
+void validate(const char* function, const truncation& trunc, int max_rank);
+void validate(const char* function, const gemm_options& options);
+}  // namespace detail
+
+}  // namespace nearsparse::tlr

@@ -1,0 +1,321 @@
+// TLR benchmarks (double precision, the paper's section 6), each against its dense baseline in the
+// same process:
+//   tlr/batched_lld/<space>/batch:<b>/rank:<r>   batched GEMM-LLD on b independent nb x nb tiles
+//       (nb = 512) against cuBLAS strided-batched DGEMM of the same b dense products (Kokkos
+//       Kernels gemm tile by tile on the host); on CUDA also t_portable, the team-policy kernel.
+//   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
+//       r) against the same baseline.
+//   tlr/gemm/<dense_c|tlr_c>/<space>/N:<N>/rank:<r>   TLR-GEMM on the Hilbert matrix, A = B
+//       compressed to rank r in 1024 x 1024 tiles, against cuBLAS DGEMM (KokkosBlas::gemm on the
+//       host). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and B
+//       included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and for
+//       a dense C t_one_call_per_outer_product (the paper's nt batched calls).
+#include "baselines/cublas.hpp"
+#include "support/harness.hpp"
+
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/core/matrix_norms.hpp>
+#include <nearsparse/core/random.hpp>
+#include <nearsparse/tlr.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace nt = nearsparse::tlr;
+using nearsparse::perf::contender;
+using nearsparse::perf::pick;
+
+template <class Exec>
+using tlr_of = nt::tlr_matrix<typename Exec::memory_space>;
+template <class Exec>
+using dense_of = Kokkos::View<double**, Kokkos::LayoutLeft, typename Exec::memory_space>;
+
+/// A TLR matrix whose low-rank tiles all have rank r with random factors (the batched kernels'
+/// time does not depend on the values).
+template <class Exec>
+tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, std::size_t nb,
+                        int r, std::uint64_t seed) {
+  tlr_of<Exec> m(exec, rows, cols, nb, r);
+  auto u = m.u();
+  auto v = m.v();
+  auto ranks = m.ranks();
+  const double scale = 1.0 / static_cast<double>(nb);
+  Kokkos::parallel_for(
+      "bench::random_tlr",
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>(exec, {0, 0, 0}, {nb, std::size_t(r), m.tile_count()}),
+      KOKKOS_LAMBDA(const std::size_t i, const std::size_t l, const std::size_t t) {
+        const std::size_t k = (t * r + l) * nb + i;
+        u(i, l, t) = nearsparse::detail::uniform01(seed, k, 0) - 0.5;
+        v(i, l, t) = scale * (nearsparse::detail::uniform01(seed, k, 1) - 0.5);
+        if (i == 0 && l == 0) ranks(t) = r;
+      });
+  exec.fence();
+  return m;
+}
+
+/// The dense baseline of b independent nb^3 products: cuBLAS strided-batched DGEMM, or Kokkos
+/// Kernels gemm per product on the host.
+template <class Exec>
+struct batched_dense {
+  Kokkos::View<double***, Kokkos::LayoutLeft, typename Exec::memory_space> a, b, c;
+#ifdef KOKKOS_ENABLE_CUDA
+  std::unique_ptr<nearsparse::perf::cublas::handle> h;
+#endif
+  batched_dense(const Exec& exec, int nb, int batch)
+      : a("bench::a", nb, nb, batch), b("bench::b", nb, nb, batch), c("bench::c", nb, nb, batch) {
+    nearsparse::fill_random(exec, Kokkos::View<double*, typename Exec::memory_space>(a.data(), a.size()), 1);
+    nearsparse::fill_random(exec, Kokkos::View<double*, typename Exec::memory_space>(b.data(), b.size()), 2);
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+      h = std::make_unique<nearsparse::perf::cublas::handle>(exec);
+#endif
+  }
+  void run(const Exec& exec) {
+    const int nb = static_cast<int>(a.extent(0)), batch = static_cast<int>(a.extent(2));
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      const long long s = static_cast<long long>(nb) * nb;
+      nearsparse::perf::cublas::dgemm_strided_batched(*h, nb, nb, nb, 1.0, a.data(), s, b.data(), s,
+                                                     1.0, c.data(), s, batch);
+      return;
+    }
+#endif
+    for (int t = 0; t < batch; ++t) {
+      auto at = Kokkos::subview(a, Kokkos::ALL, Kokkos::ALL, t);
+      auto bt = Kokkos::subview(b, Kokkos::ALL, Kokkos::ALL, t);
+      auto ct = Kokkos::subview(c, Kokkos::ALL, Kokkos::ALL, t);
+      KokkosBlas::gemm("N", "N", 1.0, at, bt, 1.0, ct);
+    }
+    (void)exec;
+  }
+};
+
+const char* space_name(bool host) { return host ? "openmp" : "cuda"; }
+
+/// The smoke run keeps one batched case per kind.
+bool smoke_filter(int batch, int rank) {
+  return nearsparse::perf::smoke_mode() && !(rank == 8 && (batch == 1000 || batch == 100));
+}
+
+template <class Exec>
+void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
+  const Exec exec;
+  const int nb = pick(512, 32);
+  // A: batch x 1 tiles, B: 1 x batch tiles, C: batch x 1 tiles; product t = A_t B_t into C_t.
+  auto a = random_tlr(exec, std::size_t(batch) * nb, nb, nb, r, 11);
+  auto b = random_tlr(exec, nb, std::size_t(batch) * nb, nb, r, 12);
+  std::vector<nt::tile_triple> triples;
+  for (int t = 0; t < batch; ++t) triples.push_back({t, t, t});
+  batched_dense<Exec> dense(exec, nb, batch);
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  std::vector<contender> others;
+  others.push_back({host ? "KokkosBlas_gemm" : "cublas_strided_batched",
+                    [&] {
+                      dense.run(exec);
+                      exec.fence();
+                    },
+                    0, 1, true});
+  nearsparse::perf::workload work;
+  if (!lowrank_c) {
+    dense_of<Exec> c("bench::c", std::size_t(batch) * nb, nb);
+    nt::gemm_options portable;
+    portable.kernel = nt::kernel_choice::portable;
+    if (!host)
+      others.push_back({"portable",
+                        [&] {
+                          nt::gemm_lld_batched(exec, 1.0, a, b, 1.0, c, triples, portable);
+                          exec.fence();
+                        },
+                        0, 1, false});
+    // Flops of the three small GEMMs: 2 nb r^2 (S) + 2 nb r^2 (U_a S) + 2 nb^2 r (the update).
+    work.flops = double(batch) * (4.0 * nb * r * r + 2.0 * nb * nb * r);
+    work.bytes = double(batch) * (2.0 * nb * nb + 4.0 * nb * r) * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { nt::gemm_lld_batched(exec, 1.0, a, b, 1.0, c, triples); }, others,
+        work);
+  } else {
+    auto c = random_tlr(exec, std::size_t(batch) * nb, nb, nb, r, 13);
+    nt::gemm_options o;
+    o.trunc.fixed_rank = r;
+    work.flops = double(batch) * (30.0 * nb * r * r);  // QR of two nb x 2r panels and rebuilds
+    work.bytes = double(batch) * 8.0 * nb * r * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { nt::gemm_lll_batched(exec, 1.0, a, b, 1.0, c, triples, o); }, others,
+        work);
+  }
+  state.counters["batch"] = batch;
+  state.counters["rank"] = r;
+  state.counters["tile"] = nb;
+}
+
+/// One dense product for the driver benchmarks: cuBLAS DGEMM, or KokkosBlas::gemm on the host.
+template <class Exec>
+struct dense_gemm {
+#ifdef KOKKOS_ENABLE_CUDA
+  std::unique_ptr<nearsparse::perf::cublas::handle> h;
+#endif
+  explicit dense_gemm(const Exec& exec) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+      h = std::make_unique<nearsparse::perf::cublas::handle>(exec);
+#endif
+    (void)exec;
+  }
+  void run(const dense_of<Exec>& a, const dense_of<Exec>& b, const dense_of<Exec>& c) {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      nearsparse::perf::cublas::gemm(*h, nearsparse::perf::cublas::precision::fp64, 1.0, a, b, 0.0,
+                                     c);
+      return;
+    }
+#endif
+    KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, c);
+  }
+};
+
+template <class Exec>
+void bench_driver(benchmark::State& state, std::size_t n, int r, bool lowrank_c) {
+  const Exec exec;
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  const std::size_t nb = pick<std::size_t>(host ? 256 : 1024, 32);
+  const auto a = nt::hilbert(exec, n, n);
+  nt::compression_options co;
+  co.max_rank = r;
+  co.trunc.fixed_rank = r;
+  nt::compression_report report;
+  auto at = nt::compress(exec, a, nb, co, report);
+  dense_of<Exec> reference("bench::reference", n, n);
+  dense_gemm<Exec> dense(exec);
+  const std::string baseline = host ? "KokkosBlas_gemm" : "cublas_dgemm";
+  std::vector<contender> others;
+  others.push_back({baseline,
+                    [&] {
+                      dense.run(a, a, reference);
+                      exec.fence();
+                    },
+                    host ? 2 : 0, 1, true});
+  nearsparse::perf::workload work;
+  const double nt_ = double((n + nb - 1) / nb);
+  double error = 0;
+  if (!lowrank_c) {
+    dense_of<Exec> c("bench::c", n, n);
+    nt::gemm_options paper;
+    paper.outer_products_per_call = 1;
+    if (!host)
+      others.push_back({"one_call_per_outer_product",
+                        [&] {
+                          nt::gemm(exec, 1.0, at, at, 0.0, c, paper);
+                          exec.fence();
+                        },
+                        0, 1, false});
+    others.push_back({"with_compression",
+                      [&] {
+                        auto a2 = nt::compress(exec, a, nb, co);
+                        nt::gemm(exec, 1.0, a2, a2, 0.0, c);
+                        exec.fence();
+                      },
+                      host ? 2 : 3, 1, false});
+    work.flops = nt_ * nt_ * nt_ * (4.0 * nb * r * r + 2.0 * double(nb) * nb * r);
+    work.bytes = 2.0 * double(n) * n * sizeof(double);
+    nearsparse::perf::compare_many(state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); },
+                                   others, work, 1);
+    error = nearsparse::frobenius_distance(exec, c, reference) /
+            nearsparse::frobenius_norm(exec, reference);
+  } else {
+    nt::gemm_options o;
+    o.trunc.accuracy = 1e-13;
+    tlr_of<Exec> c(exec, n, n, nb, r);
+    nt::gemm_report gr;
+    others.push_back({"with_compression",
+                      [&] {
+                        auto a2 = nt::compress(exec, a, nb, co);
+                        tlr_of<Exec> c2(exec, n, n, nb, r);
+                        nt::gemm(exec, 1.0, a2, a2, 0.0, c2, o);
+                        exec.fence();
+                      },
+                      host ? 2 : 3, 1, false});
+    work.flops = nt_ * nt_ * nt_ * (30.0 * nb * r * r);
+    work.bytes = nt_ * nt_ * nt_ * 8.0 * nb * r * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { gr = nt::gemm(exec, 1.0, at, at, 0.0, c, o); }, others, work, 1);
+    error = nearsparse::frobenius_distance(exec, nt::to_dense(exec, c), reference) /
+            nearsparse::frobenius_norm(exec, reference);
+    state.counters["c_mean_rank"] = gr.mean_rank;
+  }
+  const double t_base = state.counters["t_" + baseline];
+  state.counters["speedup_with_compression"] = t_base / state.counters["t_with_compression"];
+  state.counters["error"] = error;
+  state.counters["compression_error"] = report.relative_error;
+  state.counters["N"] = double(n);
+  state.counters["tile"] = double(nb);
+  state.counters["rank"] = r;
+}
+
+template <class Exec>
+void register_space() {
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host && std::string(Exec::name()) == "Serial") return;
+  const std::string space = space_name(host);
+  // Batch 1000 at ranks 8 .. 128; batch counts at ranks 16 (LLD) and 32 (LLL).
+  std::vector<std::tuple<bool, int, int>> batched;
+  const int full_batch = host ? 100 : 1000;
+  for (int r : {8, 16, 32, 64, 128}) {
+    batched.emplace_back(false, full_batch, r);
+    batched.emplace_back(true, full_batch, r);
+  }
+  for (int b : host ? std::vector<int>{25, 50} : std::vector<int>{100, 250, 500, 2000}) {
+    batched.emplace_back(false, b, 16);
+    batched.emplace_back(true, b, 32);
+  }
+  for (const auto& [lll, b, r] : batched) {
+    if (smoke_filter(b, r)) continue;
+    const std::string name = std::string("tlr/") + (lll ? "batched_lll/" : "batched_lld/") + space +
+                             "/batch:" + std::to_string(b) + "/rank:" + std::to_string(r);
+    const int batch = pick(b, 4), rank = pick(r, 4);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [batch, rank, lll = lll](benchmark::State& st) {
+                                   bench_batched<Exec>(st, batch, rank, lll);
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(pick(host ? 3 : 10, 1));
+  }
+  const std::vector<std::size_t> sizes =
+      host ? std::vector<std::size_t>{2048} : std::vector<std::size_t>{4096, 8192, 16384, 32768};
+  for (std::size_t n : sizes)
+    for (const auto& [lll, r] : {std::pair<bool, int>{false, 16}, {true, 32}}) {
+      const std::string name = std::string("tlr/gemm/") + (lll ? "tlr_c/" : "dense_c/") + space +
+                               "/N:" + std::to_string(n) + "/rank:" + std::to_string(r);
+      const std::size_t size = pick<std::size_t>(n, 100);
+      const int rank = pick(r, 4);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [size, rank, lll = lll](benchmark::State& st) {
+                                     bench_driver<Exec>(st, size, rank, lll);
+                                   })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(pick(n >= 32768 ? 3 : 5, 1));
+      if (nearsparse::perf::smoke_mode()) break;
+    }
+}
+
+template <class... Spaces>
+void register_all(std::tuple<Spaces...>*) {
+  (register_space<Spaces>(), ...);
+}
+
+const bool registered = [] {
+  register_all(static_cast<nearsparse::enabled_execution_spaces*>(nullptr));
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,217 @@
+// GEMM-LLD on Kokkos::Cuda through cuBLAS batched GEMMs (see vendor_lld.hpp for the scheme).
+// The pointer arrays of all launches are built on the host, where every tile's address is plain
+// arithmetic, and uploaded once; the launches then queue without host synchronization.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/tlr/detail/vendor_lld.hpp>
+
+#include <cublas_v2.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nearsparse::tlr::detail {
+
+namespace {
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw nearsparse::runtime_error(nearsparse::detail::concat(
+        "nearsparse::tlr::gemm (cuBLAS): ", what, " failed with status ", int(status)));
+}
+
+// One handle for the process, made on first use and destroyed before Kokkos finalizes.
+cublasHandle_t handle() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t made = nullptr;
+    check(cublasCreate(&made), "cublasCreate");
+    Kokkos::push_finalize_hook([] { cublasDestroy(h); });
+    return made;
+  }();
+  return h;
+}
+
+// A batched GEMM whose pointer arrays are segment [begin, begin + count) of the uploaded table.
+struct batched_call {
+  cublasOperation_t ta, tb;
+  int m, n, k;
+  double alpha, beta;
+  int lda, ldb, ldc;
+  std::size_t a, b, c;  // offsets of the three pointer arrays in the table
+  int count;
+};
+
+// A zero-fill or copy of whole columns (nb rows, leading dimension nb): copy `copy` columns from
+// src (when not null), then zero `zero` columns after them.
+struct column_job {
+  const double* src;
+  double* dst;
+  int copy, zero;
+};
+
+struct plan {
+  std::vector<const double*> table;
+  std::vector<std::vector<batched_call>> calls;  // per launch
+  std::vector<column_job> jobs;                  // all launches, launch li at [job_begin[li], job_begin[li + 1])
+  std::vector<std::size_t> job_begin{0};
+};
+
+}  // namespace
+
+void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops,
+              const std::vector<vendor_launch>& launches, double* work) {
+  const tile_access& A = ops.a;
+  const tile_access& B = ops.b;
+  const int nb = A.nb, ka = A.kmax, kb = B.kmax, w = ka > kb ? ka : kb;
+  const int tr = ops.c_tile_rows;
+  auto dense_a = [&](int t) { return A.dense + std::size_t((*ops.a_slots)[t]) * nb * nb; };
+  auto dense_b = [&](int t) { return B.dense + std::size_t((*ops.b_slots)[t]) * nb * nb; };
+
+  plan p;
+  p.calls.resize(launches.size());
+  for (std::size_t li = 0; li < launches.size(); ++li) {
+    const vendor_launch& l = launches[li];
+    const int P = l.pairs_per_group;
+    const std::size_t groups = l.c_tile.size();
+    double* L = work;
+    double* R = L + groups * P * std::size_t(nb) * w;
+    double* S = R + groups * P * std::size_t(nb) * w;
+    auto lblock = [&](std::size_t g, int q) { return L + (g * P + q) * std::size_t(nb) * w; };
+    auto rblock = [&](std::size_t g, int q) { return R + (g * P + q) * std::size_t(nb) * w; };
+
+    std::vector<const double*> ll_va, ll_ub, ll_s, ll_ua, ll_s2, ll_l;
+    std::vector<const double*> dl_da, dl_ub, dl_l, ld_db, ld_va, ld_r;
+    std::map<std::pair<int, int>, std::vector<const double*>> fin_l, fin_r, fin_c;
+    std::map<std::pair<int, int>, std::vector<const double*>> dd_a, dd_b, dd_c;
+    auto& jobs = p.jobs;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const int ct = l.c_tile[g];
+      const int row0 = (ct % tr) * nb, col0 = (ct / tr) * nb;
+      const int m = ops.c_rows - row0 < nb ? ops.c_rows - row0 : nb;
+      const int n = ops.c_cols - col0 < nb ? ops.c_cols - col0 : nb;
+      double* c = ops.c + row0 + std::size_t(col0) * ops.ldc;
+      const std::pair<int, int> cls(m, n);
+      fin_l[cls].push_back(lblock(g, 0));
+      fin_r[cls].push_back(rblock(g, 0));
+      fin_c[cls].push_back(c);
+      for (int q = 0; q < P; ++q) {
+        const int a = l.a_tile[g * P + q], b = l.b_tile[g * P + q];
+        const bool ad = (*ops.a_slots)[a] >= 0, bd = (*ops.b_slots)[b] >= 0;
+        double* lb = lblock(g, q);
+        double* rb = rblock(g, q);
+        if (ad && bd) {
+          jobs.push_back({nullptr, lb, 0, w});
+          jobs.push_back({nullptr, rb, 0, w});
+          dd_a[cls].push_back(dense_a(a));
+          dd_b[cls].push_back(dense_b(b));
+          dd_c[cls].push_back(c);
+        } else if (ad) {  // L = D_a U_b, R = V_b
+          jobs.push_back({nullptr, lb + std::size_t(kb) * nb, 0, w - kb});
+          jobs.push_back({B.v_of(b), rb, kb, w - kb});
+          dl_da.push_back(dense_a(a));
+          dl_ub.push_back(B.u_of(b));
+          dl_l.push_back(lb);
+        } else if (bd) {  // L = U_a, R = D_b^T V_a
+          jobs.push_back({A.u_of(a), lb, ka, w - ka});
+          jobs.push_back({nullptr, rb + std::size_t(ka) * nb, 0, w - ka});
+          ld_db.push_back(dense_b(b));
+          ld_va.push_back(A.v_of(a));
+          ld_r.push_back(rb);
+        } else {  // S = V_a^T U_b, L = U_a S, R = V_b
+          jobs.push_back({nullptr, lb + std::size_t(kb) * nb, 0, w - kb});
+          jobs.push_back({B.v_of(b), rb, kb, w - kb});
+          double* s = S + (g * P + q) * std::size_t(ka) * kb;
+          ll_va.push_back(A.v_of(a));
+          ll_ub.push_back(B.u_of(b));
+          ll_s.push_back(s);
+          ll_ua.push_back(A.u_of(a));
+          ll_s2.push_back(s);
+          ll_l.push_back(lb);
+        }
+      }
+    }
+    auto add = [&](cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, double al,
+                   double be, int lda, int ldb, int ldc, const std::vector<const double*>& a,
+                   const std::vector<const double*>& b, const std::vector<const double*>& c) {
+      if (a.empty() || m == 0 || n == 0) return;
+      batched_call call{ta, tb, m, n, k, al, be, lda, ldb, ldc, 0, 0, 0, static_cast<int>(a.size())};
+      call.a = p.table.size();
+      p.table.insert(p.table.end(), a.begin(), a.end());
+      call.b = p.table.size();
+      p.table.insert(p.table.end(), b.begin(), b.end());
+      call.c = p.table.size();
+      p.table.insert(p.table.end(), c.begin(), c.end());
+      p.calls[li].push_back(call);
+    };
+    const auto N = CUBLAS_OP_N, T = CUBLAS_OP_T;
+    add(T, N, ka, kb, nb, 1.0, 0.0, nb, nb, ka, ll_va, ll_ub, ll_s);     // S = V_a^T U_b
+    add(N, N, nb, kb, ka, 1.0, 0.0, nb, ka, nb, ll_ua, ll_s2, ll_l);     // L = U_a S
+    add(N, N, nb, kb, nb, 1.0, 0.0, nb, nb, nb, dl_da, dl_ub, dl_l);     // L = D_a U_b
+    add(T, N, nb, ka, nb, 1.0, 0.0, nb, nb, nb, ld_db, ld_va, ld_r);     // R = D_b^T V_a
+    for (auto& [cls, ls] : fin_l)                                         // C = b C + a L R^T
+      add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ops.ldc, ls, fin_r[cls],
+          fin_c[cls]);
+    for (auto& [cls, as] : dd_a)  // C += a D_a D_b
+      add(N, N, cls.first, cls.second, nb, alpha, 1.0, nb, nb, ops.ldc, as, dd_b[cls], dd_c[cls]);
+    p.job_begin.push_back(p.jobs.size());
+  }
+
+  // Upload the pointer table and the column jobs once.
+  Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> table(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_pointers")),
+      p.table.size());
+  {
+    Kokkos::View<std::uintptr_t*, Kokkos::HostSpace> staged(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_pointers_host")),
+        p.table.size());
+    for (std::size_t k = 0; k < p.table.size(); ++k)
+      staged(k) = reinterpret_cast<std::uintptr_t>(p.table[k]);
+    Kokkos::deep_copy(exec, table, staged);
+    exec.fence();
+  }
+  cublasHandle_t h = handle();
+  check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
+  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  Kokkos::View<column_job*, Kokkos::CudaSpace> jobs(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_jobs")),
+      p.jobs.size());
+  {
+    Kokkos::View<const column_job*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        host(p.jobs.data(), p.jobs.size());
+    Kokkos::deep_copy(exec, jobs, host);
+    exec.fence();
+  }
+  for (std::size_t li = 0; li < launches.size(); ++li) {
+    const std::size_t j0 = p.job_begin[li], j1 = p.job_begin[li + 1];
+    if (j1 > j0) {
+      const int rows = nb, cols = w;
+      Kokkos::parallel_for(
+          "nearsparse::tlr::gemm_lld::assemble",
+          Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, (j1 - j0) * std::size_t(cols) * rows),
+          KOKKOS_LAMBDA(const std::size_t e) {
+            const std::size_t job = j0 + e / (std::size_t(cols) * rows);
+            const int col = static_cast<int>((e / rows) % cols), row = static_cast<int>(e % rows);
+            const column_job j = jobs(job);
+            if (col >= j.copy + j.zero) return;
+            j.dst[row + std::size_t(col) * rows] =
+                col < j.copy ? j.src[row + std::size_t(col) * rows] : 0.0;
+          });
+    }
+    for (const batched_call& c : p.calls[li]) {
+      auto ptr = [&](std::size_t offset) {
+        return reinterpret_cast<const double* const*>(table.data() + offset);
+      };
+      check(cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
+                               c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc,
+                               c.count),
+            "cublasDgemmBatched");
+    }
+  }
+  exec.fence();  // the pointer table and the jobs die here
+}
+
+}  // namespace nearsparse::tlr::detail
