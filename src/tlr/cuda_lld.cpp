@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,51 @@ cublasHandle_t handle() {
     return made;
   }();
   return h;
+}
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw nearsparse::runtime_error(nearsparse::detail::concat(
+        "nearsparse::tlr::gemm (CUDA): ", what, " failed: ", cudaGetErrorString(status)));
+}
+
+// Device buffers kept between calls, one set per stream so calls on different streams never
+// share them; grown with the stream-ordered allocator, so a buffer still read by queued work is
+// released only after it. Freed when Kokkos finalizes.
+struct stream_buffers {
+  void* work = nullptr;
+  void* table = nullptr;
+  void* jobs = nullptr;
+  std::size_t work_bytes = 0, table_bytes = 0, jobs_bytes = 0;
+};
+
+std::mutex buffers_mutex;
+std::map<cudaStream_t, stream_buffers>* buffers = nullptr;
+
+void* grow(void*& ptr, std::size_t& have, std::size_t need, cudaStream_t stream) {
+  if (need <= have) return ptr;
+  if (ptr) check_cuda(cudaFreeAsync(ptr, stream), "cudaFreeAsync");
+  ptr = nullptr;
+  check_cuda(cudaMallocAsync(&ptr, need, stream), "cudaMallocAsync");
+  have = need;
+  return ptr;
+}
+
+stream_buffers& buffers_of(cudaStream_t stream) {
+  if (!buffers) {
+    buffers = new std::map<cudaStream_t, stream_buffers>();
+    Kokkos::push_finalize_hook([] {
+      cudaDeviceSynchronize();
+      for (auto& entry : *buffers) {
+        cudaFree(entry.second.work);
+        cudaFree(entry.second.table);
+        cudaFree(entry.second.jobs);
+      }
+      delete buffers;
+      buffers = nullptr;
+    });
+  }
+  return (*buffers)[stream];
 }
 
 // A batched GEMM whose pointer arrays are segment [begin, begin + count) of the uploaded table.
@@ -63,7 +109,16 @@ struct plan {
 }  // namespace
 
 void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops,
-              const std::vector<vendor_launch>& launches, double* work) {
+              const std::vector<vendor_launch>& launches) {
+  const std::lock_guard<std::mutex> lock(buffers_mutex);
+  cudaStream_t stream = exec.cuda_stream();
+  stream_buffers& buf = buffers_of(stream);
+  std::size_t work_doubles = 1;
+  for (const auto& l : launches)
+    work_doubles =
+        std::max(work_doubles, vendor_lld_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
+  double* work = static_cast<double*>(
+      grow(buf.work, buf.work_bytes, work_doubles * sizeof(double), stream));
   const tile_access& A = ops.a;
   const tile_access& B = ops.b;
   const int nb = A.nb, ka = A.kmax, kb = B.kmax, w = ka > kb ? ka : kb;
@@ -160,31 +215,26 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
     p.job_begin.push_back(p.jobs.size());
   }
 
-  // Upload the pointer table and the column jobs once.
-  Kokkos::View<std::uintptr_t*, Kokkos::CudaSpace> table(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_pointers")),
-      p.table.size());
+  // Upload the pointer table and the column jobs once (pageable host memory: the copies have
+  // read it when they return).
+  auto* table = static_cast<std::uintptr_t*>(
+      grow(buf.table, buf.table_bytes, std::max<std::size_t>(1, p.table.size()) * sizeof(std::uintptr_t), stream));
   {
-    Kokkos::View<std::uintptr_t*, Kokkos::HostSpace> staged(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_pointers_host")),
-        p.table.size());
+    std::vector<std::uintptr_t> staged(p.table.size());
     for (std::size_t k = 0; k < p.table.size(); ++k)
-      staged(k) = reinterpret_cast<std::uintptr_t>(p.table[k]);
-    Kokkos::deep_copy(exec, table, staged);
-    exec.fence();
+      staged[k] = reinterpret_cast<std::uintptr_t>(p.table[k]);
+    check_cuda(cudaMemcpyAsync(table, staged.data(), staged.size() * sizeof(std::uintptr_t),
+                               cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync");
   }
+  auto* jobs = static_cast<column_job*>(
+      grow(buf.jobs, buf.jobs_bytes, std::max<std::size_t>(1, p.jobs.size()) * sizeof(column_job), stream));
+  check_cuda(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
+                             cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync");
   cublasHandle_t h = handle();
   check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
   check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
-  Kokkos::View<column_job*, Kokkos::CudaSpace> jobs(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_jobs")),
-      p.jobs.size());
-  {
-    Kokkos::View<const column_job*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-        host(p.jobs.data(), p.jobs.size());
-    Kokkos::deep_copy(exec, jobs, host);
-    exec.fence();
-  }
   for (std::size_t li = 0; li < launches.size(); ++li) {
     const std::size_t j0 = p.job_begin[li], j1 = p.job_begin[li + 1];
     if (j1 > j0) {
@@ -195,7 +245,7 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
           KOKKOS_LAMBDA(const std::size_t e) {
             const std::size_t job = j0 + e / (std::size_t(cols) * rows);
             const int col = static_cast<int>((e / rows) % cols), row = static_cast<int>(e % rows);
-            const column_job j = jobs(job);
+            const column_job j = jobs[job];
             if (col >= j.copy + j.zero) return;
             j.dst[row + std::size_t(col) * rows] =
                 col < j.copy ? j.src[row + std::size_t(col) * rows] : 0.0;
@@ -203,7 +253,7 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
     }
     for (const batched_call& c : p.calls[li]) {
       auto ptr = [&](std::size_t offset) {
-        return reinterpret_cast<const double* const*>(table.data() + offset);
+        return reinterpret_cast<const double* const*>(table + offset);
       };
       check(cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
                                c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc,
@@ -211,7 +261,6 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
             "cublasDgemmBatched");
     }
   }
-  exec.fence();  // the pointer table and the jobs die here
 }
 
 }  // namespace nearsparse::tlr::detail

@@ -302,14 +302,7 @@ void run_lld_vendor(const ExecSpace& exec, const tlr_matrix<MemorySpace>& A,
     ops.c_rows = c_rows;
     ops.c_cols = c_cols;
     ops.c_tile_rows = static_cast<int>(tile_grid(c_rows, c_cols, A.tile()).tile_rows());
-    std::size_t doubles = 1;
-    for (const auto& l : launches)
-      doubles = std::max(doubles, vendor_lld_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
-    Kokkos::View<double*, MemorySpace> work(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_vendor_work")),
-        doubles);
-    cuda_lld(exec, alpha, ops, launches, work.data());
-    exec.fence();  // `work` dies here
+    cuda_lld(exec, alpha, ops, launches);
     return;
   }
 #endif

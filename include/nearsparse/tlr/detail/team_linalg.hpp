@@ -157,13 +157,30 @@ KOKKOS_INLINE_FUNCTION void team_identity(const Team& team, int m, int n, double
 /// orthogonal, accumulating the rotations in V (n x n, set to the identity here), so that
 /// A_in V = A_out, with A_out = U diag(sigma). Then sigma[j] = |A_out(:, j)| and perm lists the
 /// columns by decreasing sigma. Pairs are visited in round-robin order, n/2 disjoint pairs at a
-/// time in parallel. `flag` is one int of workspace. Returns the number of sweeps.
+/// time in parallel. A pair counts as orthogonal when |a_p . a_q| <= sqrt(m) eps |a_p| |a_q| (the
+/// rounding of the dot product itself, as LAPACK's dgesvj), or when a column is below eps^2 of the
+/// whole matrix (such columns cannot matter to any truncation). `flag` is one int of workspace.
+/// Returns the number of sweeps.
 template <class Team>
 KOKKOS_INLINE_FUNCTION int team_jacobi_svd(const Team& team, int m, int n, double* A, int lda,
                                            double* V, int ldv, double* sigma, int* perm,
-                                           int* flag, int max_sweeps = 60) {
+                                           int* flag, int max_sweeps = 40) {
   team_identity(team, n, n, V, ldv);
   const int players = n + (n % 2);  // an odd n gets a dummy column that never rotates
+  double total = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, n),
+      [&](const int j, double& outer) {
+        double s = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, m),
+            [&](const int i, double& acc) { acc += A[i + j * lda] * A[i + j * lda]; }, s);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { outer += s; });
+      },
+      total);
+  const double eps = 2.220446049250313e-16;
+  const double tol = ::sqrt(double(m)) * eps;
+  const double floor = total * eps * eps * eps * eps;
   int sweep = 0;
   for (; sweep < max_sweeps && n > 1; ++sweep) {
     Kokkos::single(Kokkos::PerTeam(team), [&]() { *flag = 0; });
@@ -187,7 +204,7 @@ KOKKOS_INLINE_FUNCTION int team_jacobi_svd(const Team& team, int m, int n, doubl
             Kokkos::ThreadVectorRange(team, m), [&](const int i, double& s) { s += ap[i] * aq[i]; },
             apq);
         // Converged pair: orthogonal to working precision (or a zero column).
-        if (!(::fabs(apq) > 1e-15 * ::sqrt(app * aqq)) || app * aqq == 0) return;
+        if (!(::fabs(apq) > tol * ::sqrt(app * aqq)) || app <= floor || aqq <= floor) return;
         const double zeta = (aqq - app) / (2 * apq);
         const double t = (zeta >= 0 ? 1.0 : -1.0) / (::fabs(zeta) + ::sqrt(1 + zeta * zeta));
         const double c = 1 / ::sqrt(1 + t * t), s = c * t;

@@ -38,10 +38,10 @@ inline std::size_t vendor_lld_work_doubles(const vendor_operands& ops, std::size
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-/// Runs the launches in order on exec's stream; `work` holds vendor_lld_work_doubles of the
-/// largest launch. Throws nearsparse::runtime_error when cuBLAS reports an error.
+/// Queues the launches in order on exec's stream, with workspace kept per stream between calls.
+/// Throws nearsparse::runtime_error when CUDA or cuBLAS reports an error.
 void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops,
-              const std::vector<vendor_launch>& launches, double* work);
+              const std::vector<vendor_launch>& launches);
 #endif
 
 }  // namespace nearsparse::tlr::detail
