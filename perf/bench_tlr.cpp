@@ -5,8 +5,8 @@
 //       Kernels gemm tile by tile on the host); on CUDA also t_portable, the team-policy kernel.
 //   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
 //       r) against the same baseline.
-//   tlr/gemm/<dense_c|tlr_c>/<space>/N:<N>/rank:<r>   TLR-GEMM on the Hilbert matrix, A = B
-//       compressed to rank r in 1024 x 1024 tiles, against cuBLAS DGEMM (KokkosBlas::gemm on the
+//   tlr/gemm/<dense_c|tlr_c>/<space>/N:<N>/tile:<nb>/rank:<r>   TLR-GEMM on the Hilbert matrix,
+//       A = B compressed to rank r in nb x nb tiles, against cuBLAS DGEMM (KokkosBlas::gemm on the
 //       host). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and B
 //       included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and for
 //       a dense C t_one_call_per_outer_product (the paper's nt batched calls).
@@ -183,10 +183,9 @@ struct dense_gemm {
 };
 
 template <class Exec>
-void bench_driver(benchmark::State& state, std::size_t n, int r, bool lowrank_c) {
+void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r, bool lowrank_c) {
   const Exec exec;
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
-  const std::size_t nb = pick<std::size_t>(host ? 256 : 1024, 32);
   const auto a = nt::hilbert(exec, n, n);
   nt::compression_options co;
   co.max_rank = r;
@@ -289,17 +288,23 @@ void register_space() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(pick(host ? 3 : 10, 1));
   }
-  const std::vector<std::size_t> sizes =
-      host ? std::vector<std::size_t>{2048} : std::vector<std::size_t>{4096, 8192, 16384, 32768};
-  for (std::size_t n : sizes)
+  // (N, tile): 1024 x 1024 tiles as in the paper's Figure 8, and 2048 x 2048 tiles for the largest
+  // sizes (fewer, larger tiles: the recompression's cost falls as 1 / tile^2 at a fixed N).
+  const std::vector<std::pair<std::size_t, std::size_t>> sizes =
+      host ? std::vector<std::pair<std::size_t, std::size_t>>{{2048, 256}}
+           : std::vector<std::pair<std::size_t, std::size_t>>{
+                 {4096, 1024}, {8192, 1024}, {16384, 1024}, {32768, 1024}, {32768, 2048},
+                 {49152, 2048}};
+  for (const auto& [n, tile] : sizes)
     for (const auto& [lll, r] : {std::pair<bool, int>{false, 16}, {true, 32}}) {
       const std::string name = std::string("tlr/gemm/") + (lll ? "tlr_c/" : "dense_c/") + space +
-                               "/N:" + std::to_string(n) + "/rank:" + std::to_string(r);
-      const std::size_t size = pick<std::size_t>(n, 100);
+                               "/N:" + std::to_string(n) + "/tile:" + std::to_string(tile) +
+                               "/rank:" + std::to_string(r);
+      const std::size_t size = pick<std::size_t>(n, 100), nb = pick<std::size_t>(tile, 32);
       const int rank = pick(r, 4);
       benchmark::RegisterBenchmark(name.c_str(),
-                                   [size, rank, lll = lll](benchmark::State& st) {
-                                     bench_driver<Exec>(st, size, rank, lll);
+                                   [size, nb, rank, lll = lll](benchmark::State& st) {
+                                     bench_driver<Exec>(st, size, nb, rank, lll);
                                    })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
