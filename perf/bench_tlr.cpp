@@ -294,7 +294,7 @@ void register_space() {
       host ? std::vector<std::pair<std::size_t, std::size_t>>{{2048, 256}}
            : std::vector<std::pair<std::size_t, std::size_t>>{
                  {4096, 1024}, {8192, 1024}, {16384, 1024}, {32768, 1024}, {32768, 2048},
-                 {49152, 2048}};
+                 {49152, 2048}, {49152, 4096}};
   for (const auto& [n, tile] : sizes)
     for (const auto& [lll, r] : {std::pair<bool, int>{false, 16}, {true, 32}}) {
       const std::string name = std::string("tlr/gemm/") + (lll ? "tlr_c/" : "dense_c/") + space +

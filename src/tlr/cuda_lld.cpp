@@ -49,8 +49,7 @@ struct stream_buffers {
   void* work = nullptr;
   void* table = nullptr;
   void* jobs = nullptr;
-  void* updates = nullptr;
-  std::size_t work_bytes = 0, table_bytes = 0, jobs_bytes = 0, updates_bytes = 0;
+  std::size_t work_bytes = 0, table_bytes = 0, jobs_bytes = 0;
 };
 
 std::mutex buffers_mutex;
@@ -74,7 +73,6 @@ stream_buffers& buffers_of(cudaStream_t stream) {
         cudaFree(entry.second.work);
         cudaFree(entry.second.table);
         cudaFree(entry.second.jobs);
-        cudaFree(entry.second.updates);
       }
       delete buffers;
       buffers = nullptr;
@@ -91,22 +89,7 @@ struct batched_call {
   int lda, ldb, ldc;
   std::size_t a, b, c;  // offsets of the three pointer arrays in the table
   int count;
-  // Instead of cuBLAS: the direct update kernel over updates [a, b) of the plan (see below).
-  bool direct = false;
 };
-
-// C = beta C + alpha L R^T for one C tile (m x n, leading dimension ldc), L and R nb x K.
-struct tile_update {
-  const double* l;
-  const double* r;
-  double* c;
-  int m, n;
-};
-
-// Up to this inner dimension the update of C is bound by reading and writing C, and a plain
-// kernel (one thread per element of C, L and R from cache) runs near memory bandwidth where
-// cuBLAS's batched GEMM, built for large inner dimensions, does not.
-constexpr int direct_update_max_inner = 32;
 
 // A zero-fill or copy of whole columns (nb rows, leading dimension nb): copy `copy` columns from
 // src (when not null), then zero `zero` columns after them.
@@ -119,7 +102,6 @@ struct column_job {
 struct plan {
   std::vector<const double*> table;
   std::vector<std::vector<batched_call>> calls;  // per launch
-  std::vector<tile_update> updates;              // direct updates, all launches
   std::vector<column_job> jobs;                  // all launches, launch li at [job_begin[li], job_begin[li + 1])
   std::vector<std::size_t> job_begin{0};
 };
@@ -225,19 +207,9 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
     add(N, N, nb, kb, ka, 1.0, 0.0, nb, ka, nb, ll_ua, ll_s2, ll_l);     // L = U_a S
     add(N, N, nb, kb, nb, 1.0, 0.0, nb, nb, nb, dl_da, dl_ub, dl_l);     // L = D_a U_b
     add(T, N, nb, ka, nb, 1.0, 0.0, nb, nb, nb, ld_db, ld_va, ld_r);     // R = D_b^T V_a
-    if (P * w <= direct_update_max_inner) {  // C = b C + a L R^T
-      batched_call call{N, T, 0, 0, P * w, alpha, l.beta, nb, nb, ops.ldc, p.updates.size(), 0, 0, 0, true};
-      for (auto& [cls, ls] : fin_l)
-        for (std::size_t g = 0; g < ls.size(); ++g)
-          p.updates.push_back({ls[g], fin_r[cls][g], const_cast<double*>(fin_c[cls][g]), cls.first,
-                               cls.second});
-      call.b = p.updates.size();
-      p.calls[li].push_back(call);
-    } else {
-      for (auto& [cls, ls] : fin_l)
-        add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ops.ldc, ls, fin_r[cls],
-            fin_c[cls]);
-    }
+    for (auto& [cls, ls] : fin_l)                                         // C = b C + a L R^T
+      add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ops.ldc, ls, fin_r[cls],
+          fin_c[cls]);
     for (auto& [cls, as] : dd_a)  // C += a D_a D_b
       add(N, N, cls.first, cls.second, nb, alpha, 1.0, nb, nb, ops.ldc, as, dd_b[cls], dd_c[cls]);
     p.job_begin.push_back(p.jobs.size());
@@ -260,11 +232,6 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
   check_cuda(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
                              cudaMemcpyHostToDevice, stream),
              "cudaMemcpyAsync");
-  auto* updates = static_cast<tile_update*>(grow(
-      buf.updates, buf.updates_bytes, std::max<std::size_t>(1, p.updates.size()) * sizeof(tile_update), stream));
-  check_cuda(cudaMemcpyAsync(updates, p.updates.data(), p.updates.size() * sizeof(tile_update),
-                             cudaMemcpyHostToDevice, stream),
-             "cudaMemcpyAsync");
   cublasHandle_t h = handle();
   check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
   check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
@@ -285,24 +252,6 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
           });
     }
     for (const batched_call& c : p.calls[li]) {
-      if (c.direct) {
-        const std::size_t u0 = c.a, tile = std::size_t(nb) * nb;
-        const int K = c.k, ldc = c.ldc, ld = nb;
-        const double al = c.alpha, be = c.beta;
-        Kokkos::parallel_for(
-            "nearsparse::tlr::gemm_lld::update",
-            Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, (c.b - c.a) * tile),
-            KOKKOS_LAMBDA(const std::size_t e) {
-              const tile_update u = updates[u0 + e / tile];
-              const int i = static_cast<int>(e % ld), j = static_cast<int>((e / ld) % ld);
-              if (i >= u.m || j >= u.n) return;
-              double s = 0;
-              for (int k = 0; k < K; ++k) s += u.l[i + std::size_t(k) * ld] * u.r[j + std::size_t(k) * ld];
-              double* x = u.c + i + std::size_t(j) * ldc;
-              *x = (be == 0 ? 0.0 : be * *x) + al * s;
-            });
-        continue;
-      }
       auto ptr = [&](std::size_t offset) {
         return reinterpret_cast<const double* const*>(table + offset);
       };
