@@ -3,6 +3,7 @@
 // and checked against an independent host computation on a sample of rows.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal.hpp>
@@ -13,7 +14,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -37,20 +37,6 @@ struct diag_settings {
   std::uint64_t seed;
   int sample_rows;
 };
-
-template <class Exec, class F>
-double median_seconds(const Exec& exec, F&& f, int runs = 5) {
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    exec.fence();
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    exec.fence();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 /// An HM matrix copied to the host, with element lookup.
 struct host_hm {

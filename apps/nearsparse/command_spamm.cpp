@@ -4,6 +4,7 @@
 // 100 % down to 1 %, reusing one plan, and writes error and speedup against tau as CSV and SVG.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "timing.hpp"
 #include "svg_chart.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -14,7 +15,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -38,15 +38,6 @@ struct spamm_settings {
   bool sweep;
   std::string csv, plot;
 };
-
-template <class Exec, class F>
-double seconds(const Exec& exec, F&& f) {
-  exec.fence();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  exec.fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 template <class Exec, class F>
 double median_seconds(const Exec& exec, F&& f, int runs = 3) {

@@ -4,6 +4,7 @@
 // compression and recompression errors give.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/matrix_norms.hpp>
@@ -14,7 +15,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -35,15 +35,6 @@ struct tlr_settings {
   double product_accuracy;
   std::string csv;
 };
-
-template <class Exec, class F>
-double seconds(const Exec& exec, F&& f) {
-  exec.fence();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  exec.fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 template <class Exec>
 int run_on(const Exec& exec, const tlr_settings& s) {

@@ -128,7 +128,7 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
               : detail::randomized_compression<AView, memory_space>::ints_per_tile(ell);
     const std::size_t per_tile = doubles * sizeof(double) + ints * sizeof(int);
     const std::size_t batch =
-        std::max<std::size_t>(1, std::min(low_rank.size(), options.workspace_bytes / per_tile));
+        detail::teams_per_launch(low_rank.size(), per_tile, options.workspace_bytes);
     c.work = decltype(c.work)(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::work")),
         doubles, batch);
@@ -147,21 +147,10 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
             "nearsparse::tlr::compress::zero", detail::tile_team_policy(exec, league),
             KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
               const auto f = c.frame(team.league_rank());
-              double s = 0;
-              Kokkos::parallel_reduce(
-                  Kokkos::TeamThreadRange(team, f.n),
-                  [&](const int q, double& outer) {
-                    double col = 0;
-                    Kokkos::parallel_reduce(
-                        Kokkos::ThreadVectorRange(team, f.m),
-                        [&](const int r, double& acc) {
-                          const double x = c.a(f.row0 + r, f.col0 + q);
-                          acc += x * x;
-                        },
-                        col);
-                    Kokkos::single(Kokkos::PerThread(team), [&]() { outer += col; });
-                  },
-                  s);
+              const double s = detail::team_sum(team, f.m, f.n, [&](const int r, const int q) {
+                const double x = c.a(f.row0 + r, f.col0 + q);
+                return x * x;
+              });
               Kokkos::single(Kokkos::PerTeam(team), [&]() {
                 c.ranks(f.t) = 0;
                 c.errors(f.t) = ::sqrt(s);

@@ -185,8 +185,7 @@ void run_lld_portable(const ExecSpace& exec, const tile_access& a, const tile_ac
   const int groups = pairs.groups();
   if (groups == 0) return;
   const std::size_t per = std::max(1, dense_update_work(a, b));
-  const std::size_t batch = std::max<std::size_t>(
-      1, std::min<std::size_t>(groups, workspace_bytes / (per * sizeof(double))));
+  const std::size_t batch = teams_per_launch(groups, per * sizeof(double), workspace_bytes);
   lld_kernel<ExecSpace> k;
   k.a = a;
   k.b = b;
@@ -202,12 +201,7 @@ void run_lld_portable(const ExecSpace& exec, const tile_access& a, const tile_ac
   k.work = decltype(k.work)(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_work")), per,
       batch);
-  for (std::size_t first = 0; first < std::size_t(groups); first += batch) {
-    k.first = static_cast<int>(first);
-    Kokkos::parallel_for("nearsparse::tlr::gemm_lld",
-                         tile_team_policy(exec, static_cast<int>(std::min(batch, groups - first))),
-                         k);
-  }
+  launch_in_batches(exec, "nearsparse::tlr::gemm_lld", groups, batch, k);
 }
 
 /// GEMM-LLL over `pairs`; accumulates the report's per-tile totals.
@@ -227,8 +221,7 @@ void run_lll(const ExecSpace& exec, const tile_access& a, const tile_access& b,
   const std::size_t doubles = std::max<std::size_t>(
       {std::size_t(1), std::size_t(k.lw.doubles()), std::size_t(dense_update_work(a, b))});
   const std::size_t per = doubles * sizeof(double) + k.lw.ints() * sizeof(int);
-  const std::size_t batch =
-      std::max<std::size_t>(1, std::min<std::size_t>(groups, workspace_bytes / per));
+  const std::size_t batch = teams_per_launch(groups, per, workspace_bytes);
   k.a = a;
   k.b = b;
   k.c = c;
@@ -245,12 +238,7 @@ void run_lll(const ExecSpace& exec, const tile_access& a, const tile_access& b,
   k.iwork = decltype(k.iwork)(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lll_iwork")),
       k.lw.ints(), batch);
-  for (std::size_t first = 0; first < std::size_t(groups); first += batch) {
-    k.first = static_cast<int>(first);
-    Kokkos::parallel_for("nearsparse::tlr::gemm_lll",
-                         tile_team_policy(exec, static_cast<int>(std::min(batch, groups - first))),
-                         k);
-  }
+  launch_in_batches(exec, "nearsparse::tlr::gemm_lll", groups, batch, k);
 }
 
 template <class ExecSpace, class MemorySpace>
@@ -276,13 +264,31 @@ gemm_report make_report(const ExecSpace& exec, const tlr_matrix<MemorySpace>& c,
   return r;
 }
 
-template <class CView>
-constexpr void static_assert_dense_c() {
+/// The compile-time checks of the products: the space reaches the TLR operands, and a dense C is
+/// a writable column-major View of double it reaches.
+template <class ExecSpace, class MemorySpace>
+constexpr void static_assert_tlr_operands() {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "nearsparse::tlr: the first argument must be a Kokkos execution space instance");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                "nearsparse::tlr: the execution space cannot reach the TLR matrices");
+}
+template <class ExecSpace, class MemorySpace, class CView>
+constexpr void static_assert_dense_product() {
+  static_assert_tlr_operands<ExecSpace, MemorySpace>();
+  static_assert_matrix<ExecSpace, CView>();
   static_assert(std::is_same<typename CView::non_const_value_type, double>::value &&
                     !std::is_const<typename CView::value_type>::value,
                 "nearsparse::tlr::gemm: C must be a non-const View of double");
   static_assert(std::is_same<typename CView::array_layout, Kokkos::LayoutLeft>::value,
                 "nearsparse::tlr::gemm: a dense C must be LayoutLeft (column-major)");
+}
+
+/// The run-time checks every product shares: valid options, finite alpha and beta.
+inline void check_product_arguments(const char* function, const gemm_options& options,
+                                    double alpha, double beta) {
+  validate(function, options);
+  require_finite_scalars(function, alpha, beta);
 }
 
 /// The vendor GEMM-LLD: the launches of a driver call or a batch, then cuda_lld.
@@ -319,13 +325,9 @@ template <class ExecSpace, class MemorySpace, class CView>
 void gemm_lld_batched(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
                       const tlr_matrix<MemorySpace>& B, double beta, const CView& C,
                       const std::vector<tile_triple>& batch, const gemm_options& options = {}) {
-  static_assert_matrix<ExecSpace, CView>();
-  detail::static_assert_dense_c<CView>();
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                "nearsparse::tlr::gemm_lld_batched: the execution space cannot reach A and B");
+  detail::static_assert_dense_product<ExecSpace, MemorySpace, CView>();
   const char* fn = "nearsparse::tlr::gemm_lld_batched";
-  detail::validate(fn, options);
-  detail::require_finite_scalars(fn, alpha, beta);
+  detail::check_product_arguments(fn, options, alpha, beta);
   detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                       detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()), batch);
   if (batch.empty()) return;
@@ -359,12 +361,10 @@ gemm_report gemm_lll_batched(const ExecSpace& exec, double alpha, const tlr_matr
                              const tlr_matrix<MemorySpace>& B, double beta,
                              tlr_matrix<MemorySpace>& C, const std::vector<tile_triple>& batch,
                              const gemm_options& options = {}) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                "nearsparse::tlr::gemm_lll_batched: the execution space cannot reach the matrices");
+  detail::static_assert_tlr_operands<ExecSpace, MemorySpace>();
   const char* fn = "nearsparse::tlr::gemm_lll_batched";
-  detail::validate(fn, options);
+  detail::check_product_arguments(fn, options, alpha, beta);
   detail::validate(fn, options.trunc, C.max_rank());
-  detail::require_finite_scalars(fn, alpha, beta);
   detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                       detail::shape_of("C", C), batch);
   if (options.kernel == kernel_choice::vendor)
@@ -389,13 +389,9 @@ template <class ExecSpace, class MemorySpace, class CView>
 void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
           const tlr_matrix<MemorySpace>& B, double beta, const CView& C,
           const gemm_options& options = {}) {
-  static_assert_matrix<ExecSpace, CView>();
-  detail::static_assert_dense_c<CView>();
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                "nearsparse::tlr::gemm: the execution space cannot reach A and B");
+  detail::static_assert_dense_product<ExecSpace, MemorySpace, CView>();
   const char* fn = "nearsparse::tlr::gemm";
-  detail::validate(fn, options);
-  detail::require_finite_scalars(fn, alpha, beta);
+  detail::check_product_arguments(fn, options, alpha, beta);
   detail::check_product_shapes(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                                detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()));
   const tile_grid cg(C.extent(0), C.extent(1), A.tile());
@@ -454,12 +450,10 @@ template <class ExecSpace, class MemorySpace>
 gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
                  const tlr_matrix<MemorySpace>& B, double beta, tlr_matrix<MemorySpace>& C,
                  const gemm_options& options = {}) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                "nearsparse::tlr::gemm: the execution space cannot reach the matrices");
+  detail::static_assert_tlr_operands<ExecSpace, MemorySpace>();
   const char* fn = "nearsparse::tlr::gemm";
-  detail::validate(fn, options);
+  detail::check_product_arguments(fn, options, alpha, beta);
   detail::validate(fn, options.trunc, C.max_rank());
-  detail::require_finite_scalars(fn, alpha, beta);
   const auto sa = detail::shape_of("A", A), sb = detail::shape_of("B", B),
              sc = detail::shape_of("C", C);
   detail::check_product_shapes(fn, sa, sb, sc);

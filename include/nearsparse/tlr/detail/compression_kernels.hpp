@@ -114,22 +114,11 @@ struct randomized_compression {
     team_jacobi_svd(team, nb, ell, BT, nb, Vh, ell, sigma, perm, flag);
     team_gemm_nx(team, false, nb, ell, ell, 1.0, Q, nb, Vh, ell, 0.0, UF, nb);  // U = Q Vh
     // |T - U (B^T Vh)^T|_F^2, the range finder's residual.
-    double residual2 = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, n),
-        [&](const int q, double& outer) {
-          double col = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, m),
-              [&](const int r, double& s) {
-                double x = a(row0 + r, col0 + q);
-                for (int l = 0; l < ell; ++l) x -= UF[r + l * nb] * BT[q + l * nb];
-                s += x * x;
-              },
-              col);
-          Kokkos::single(Kokkos::PerThread(team), [&]() { outer += col; });
-        },
-        residual2);
+    const double residual2 = team_sum(team, m, n, [&](const int r, const int q) {
+      double x = a(row0 + r, col0 + q);
+      for (int l = 0; l < ell; ++l) x -= UF[r + l * nb] * BT[q + l * nb];
+      return x * x;
+    });
     // Every thread makes the same (cheap, sequential) choice from the same values.
     double error = 0;
     const int k = choose_rank(sigma, perm, ell, c.fixed_rank, c.tolerance, c.cap(f),

@@ -10,6 +10,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstddef>
+#include <string>
 
 namespace nearsparse::tlr::detail {
 
@@ -23,6 +25,43 @@ Kokkos::TeamPolicy<ExecSpace> tile_team_policy(const ExecSpace& exec, int league
   } else {
     return Kokkos::TeamPolicy<ExecSpace>(exec, league, 8, 32);
   }
+}
+
+/// Teams per launch when each needs `bytes_per_team` of workspace: as many as `budget` allows, at
+/// least one, at most `count`.
+inline std::size_t teams_per_launch(std::size_t count, std::size_t bytes_per_team,
+                                    std::size_t budget) {
+  const std::size_t fit = budget / (bytes_per_team > 0 ? bytes_per_team : 1);
+  return fit < 1 ? 1 : (fit < count ? fit : count);
+}
+
+/// Runs the team functor `kernel` (which reads its first team's index from kernel.first) over
+/// `count` teams, `batch` per launch, so its workspace holds `batch` slices.
+template <class ExecSpace, class Kernel>
+void launch_in_batches(const ExecSpace& exec, const std::string& label, std::size_t count,
+                       std::size_t batch, Kernel kernel) {
+  for (std::size_t first = 0; first < count; first += batch) {
+    kernel.first = static_cast<int>(first);
+    const std::size_t league = batch < count - first ? batch : count - first;
+    Kokkos::parallel_for(label, tile_team_policy(exec, static_cast<int>(league)), kernel);
+  }
+}
+
+/// Sum of f(i, j) over the m x n index range, reduced across the team; every thread gets it.
+template <class Team, class F>
+KOKKOS_INLINE_FUNCTION double team_sum(const Team& team, int m, int n, const F& f) {
+  double total = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, n),
+      [&](const int j, double& outer) {
+        double column = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, m), [&](const int i, double& acc) { acc += f(i, j); },
+            column);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { outer += column; });
+      },
+      total);
+  return total;
 }
 
 /// C (m x n) = alpha * op(A) * B + beta * C for a long m and a short inner dimension k:
@@ -76,6 +115,24 @@ KOKKOS_INLINE_FUNCTION void team_copy(const Team& team, int m, int n, int n_zero
   team.team_barrier();
 }
 
+/// Applies the reflector H = I - t v v^T (v of length len, v[0] = 1 implied) to columns
+/// c_begin .. c_end - 1 of C (len rows from C): w = v^T col, col -= t w v, one thread per column.
+template <class Team>
+KOKKOS_INLINE_FUNCTION void team_reflect(const Team& team, const double* v, int len, double t,
+                                         double* C, int ldc, int c_begin, int c_end) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c_begin, c_end), [&](const int c) {
+    double* col = C + c * ldc;
+    double w = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, len),
+        [&](const int i, double& s) { s += (i == 0 ? 1.0 : v[i]) * col[i]; }, w);
+    w *= t;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, len),
+                         [&](const int i) { col[i] -= w * (i == 0 ? 1.0 : v[i]); });
+  });
+  team.team_barrier();
+}
+
 /// Householder QR of the m x n matrix A in place, as LAPACK's geqrf: R on and above the
 /// diagonal, the reflectors v_j (v_j(j) = 1 implied) below it, tau[min(m, n)].
 template <class Team>
@@ -105,18 +162,7 @@ KOKKOS_INLINE_FUNCTION void team_geqrf(const Team& team, int m, int n, double* A
     });
     team.team_barrier();
     if (t == 0) continue;
-    // Each remaining column: w = v^T col, col -= t w v. Columns are independent; one thread each.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, j + 1, n), [&](const int c) {
-      double* col = A + j + c * lda;
-      double w = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, len),
-          [&](const int i, double& s) { s += (i == 0 ? 1.0 : a[i]) * col[i]; }, w);
-      w *= t;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, len),
-                           [&](const int i) { col[i] -= w * (i == 0 ? 1.0 : a[i]); });
-    });
-    team.team_barrier();
+    team_reflect(team, a, len, t, A + j, lda, j + 1, n);
   }
 }
 
@@ -127,19 +173,7 @@ KOKKOS_INLINE_FUNCTION void team_apply_q(const Team& team, int m, int n, int k, 
   for (int j = k - 1; j >= 0; --j) {
     const double t = tau[j];
     if (t == 0) continue;
-    const double* a = A + j + j * lda;
-    const int len = m - j;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n), [&](const int c) {
-      double* col = C + j + c * ldc;
-      double w = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(team, len),
-          [&](const int i, double& s) { s += (i == 0 ? 1.0 : a[i]) * col[i]; }, w);
-      w *= t;
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, len),
-                           [&](const int i) { col[i] -= w * (i == 0 ? 1.0 : a[i]); });
-    });
-    team.team_barrier();
+    team_reflect(team, A + j + j * lda, m - j, t, C + j, ldc, 0, n);
   }
 }
 
@@ -167,17 +201,8 @@ KOKKOS_INLINE_FUNCTION int team_jacobi_svd(const Team& team, int m, int n, doubl
                                            int* flag, int max_sweeps = 40) {
   team_identity(team, n, n, V, ldv);
   const int players = n + (n % 2);  // an odd n gets a dummy column that never rotates
-  double total = 0;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, n),
-      [&](const int j, double& outer) {
-        double s = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(team, m),
-            [&](const int i, double& acc) { acc += A[i + j * lda] * A[i + j * lda]; }, s);
-        Kokkos::single(Kokkos::PerThread(team), [&]() { outer += s; });
-      },
-      total);
+  const double total =
+      team_sum(team, m, n, [&](const int i, const int j) { return A[i + j * lda] * A[i + j * lda]; });
   const double eps = 2.220446049250313e-16;
   const double tol = ::sqrt(double(m)) * eps;
   const double floor = total * eps * eps * eps * eps;
