@@ -5,6 +5,10 @@
 //       Kernels gemm tile by tile on the host); on CUDA also t_portable, the team-policy kernel.
 //   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
 //       r) against the same baseline.
+//   tlr/accuracy/<space>/N:1024/rank:<r>   the accuracy each rank reaches (Figure 4(b)): the
+//       1024 x 1024 Hilbert matrix as one tile at rank r, squared by GEMM-LLD (dense C) and
+//       GEMM-LLL (C recompressed to rank r); error_lld, error_lll against the dense product, and
+//       the times of both against it.
 //   tlr/gemm/<dense_c|tlr_c>/<space>/N:<N>/tile:<nb>/rank:<r>   TLR-GEMM on the Hilbert matrix,
 //       A = B compressed to rank r in nb x nb tiles, against cuBLAS DGEMM (KokkosBlas::gemm on the
 //       host). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and B
@@ -259,6 +263,50 @@ void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r,
   state.counters["rank"] = r;
 }
 
+/// The accuracy each rank reaches (the paper's Figure 4(b)): the Hilbert matrix of size n as one
+/// tile, compressed to a fixed rank, times itself into a dense C (GEMM-LLD) and into a low-rank C
+/// recompressed to the same rank (GEMM-LLL); errors against the dense product, timed against it.
+template <class Exec>
+void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
+  const Exec exec;
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  const auto a = nt::hilbert(exec, n, n);
+  nt::compression_options co;
+  co.max_rank = r;
+  co.trunc.fixed_rank = r;
+  nt::compression_report report;
+  const auto at = nt::compress(exec, a, n, co, report);
+  dense_of<Exec> reference("bench::reference", n, n), c("bench::c", n, n);
+  dense_gemm<Exec> dense(exec);
+  nt::gemm_options lll;
+  lll.trunc.fixed_rank = r;
+  tlr_of<Exec> ct(exec, n, n, n, r);
+  std::vector<contender> others;
+  others.push_back({host ? "KokkosBlas_gemm" : "cublas_dgemm",
+                    [&] {
+                      dense.run(a, a, reference);
+                      exec.fence();
+                    },
+                    0, 1, true});
+  others.push_back({"gemm_lll",
+                    [&] {
+                      nt::gemm(exec, 1.0, at, at, 0.0, ct, lll);
+                      exec.fence();
+                    },
+                    0, 1, false});
+  nearsparse::perf::workload work;
+  work.flops = 4.0 * n * r * r + 2.0 * double(n) * n * r;
+  work.bytes = 2.0 * double(n) * n * sizeof(double);
+  nearsparse::perf::compare_many(state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); },
+                                 others, work);
+  const double norm = nearsparse::frobenius_norm(exec, reference);
+  state.counters["error_lld"] = nearsparse::frobenius_distance(exec, c, reference) / norm;
+  state.counters["error_lll"] =
+      nearsparse::frobenius_distance(exec, nt::to_dense(exec, ct), reference) / norm;
+  state.counters["compression_error"] = report.relative_error;
+  state.counters["rank"] = r;
+}
+
 template <class Exec>
 void register_space() {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
@@ -284,6 +332,16 @@ void register_space() {
                                  [batch, rank, lll = lll](benchmark::State& st) {
                                    bench_batched<Exec>(st, batch, rank, lll);
                                  })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(pick(host ? 3 : 10, 1));
+  }
+  for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64}) {
+    if (nearsparse::perf::smoke_mode() && r != 4) continue;
+    const std::string name = "tlr/accuracy/" + space + "/N:1024/rank:" + std::to_string(r);
+    const std::size_t size = pick<std::size_t>(1024, 40);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [size, r](benchmark::State& st) { bench_accuracy<Exec>(st, size, r); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(pick(host ? 3 : 10, 1));
