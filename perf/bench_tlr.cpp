@@ -22,8 +22,8 @@
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr.hpp>
 
-#include <KokkosBlas3_gemm.hpp>
 #include <benchmark/benchmark.h>
+#include <KokkosBlas3_gemm.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -46,8 +46,8 @@ using dense_of = Kokkos::View<double**, Kokkos::LayoutLeft, typename Exec::memor
 /// A TLR matrix whose low-rank tiles all have rank r with random factors (the batched kernels'
 /// time does not depend on the values).
 template <class Exec>
-tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, std::size_t nb,
-                        int r, std::uint64_t seed) {
+tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, std::size_t nb, int r,
+                        std::uint64_t seed) {
   tlr_of<Exec> m(exec, rows, cols, nb, r);
   auto u = m.u();
   auto v = m.v();
@@ -55,7 +55,8 @@ tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, st
   const double scale = 1.0 / static_cast<double>(nb);
   Kokkos::parallel_for(
       "bench::random_tlr",
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>(exec, {0, 0, 0}, {nb, std::size_t(r), m.tile_count()}),
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>(exec, {0, 0, 0},
+                                                   {nb, std::size_t(r), m.tile_count()}),
       KOKKOS_LAMBDA(const std::size_t i, const std::size_t l, const std::size_t t) {
         const std::size_t k = (t * r + l) * nb + i;
         u(i, l, t) = nearsparse::detail::uniform01(seed, k, 0) - 0.5;
@@ -76,8 +77,10 @@ struct batched_dense {
 #endif
   batched_dense(const Exec& exec, int nb, int batch)
       : a("bench::a", nb, nb, batch), b("bench::b", nb, nb, batch), c("bench::c", nb, nb, batch) {
-    nearsparse::fill_random(exec, Kokkos::View<double*, typename Exec::memory_space>(a.data(), a.size()), 1);
-    nearsparse::fill_random(exec, Kokkos::View<double*, typename Exec::memory_space>(b.data(), b.size()), 2);
+    nearsparse::fill_random(
+        exec, Kokkos::View<double*, typename Exec::memory_space>(a.data(), a.size()), 1);
+    nearsparse::fill_random(
+        exec, Kokkos::View<double*, typename Exec::memory_space>(b.data(), b.size()), 2);
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
       h = std::make_unique<nearsparse::perf::cublas::handle>(exec);
@@ -89,7 +92,7 @@ struct batched_dense {
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
       const long long s = static_cast<long long>(nb) * nb;
       nearsparse::perf::cublas::dgemm_strided_batched(*h, nb, nb, nb, 1.0, a.data(), s, b.data(), s,
-                                                     1.0, c.data(), s, batch);
+                                                      1.0, c.data(), s, batch);
       return;
     }
 #endif
@@ -103,7 +106,9 @@ struct batched_dense {
   }
 };
 
-const char* space_name(bool host) { return host ? "openmp" : "cuda"; }
+const char* space_name(bool host) {
+  return host ? "openmp" : "cuda";
+}
 
 /// The smoke run keeps one batched case per kind.
 bool smoke_filter(int batch, int rank) {
@@ -144,8 +149,7 @@ void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
     work.flops = double(batch) * (4.0 * nb * r * r + 2.0 * nb * nb * r);
     work.bytes = double(batch) * (2.0 * nb * nb + 4.0 * nb * r) * sizeof(double);
     nearsparse::perf::compare_many(
-        state, exec, [&] { nt::gemm_lld_batched(exec, 1.0, a, b, 1.0, c, triples); }, others,
-        work);
+        state, exec, [&] { nt::gemm_lld_batched(exec, 1.0, a, b, 1.0, c, triples); }, others, work);
   } else {
     auto c = random_tlr(exec, std::size_t(batch) * nb, nb, nb, r, 13);
     nt::gemm_options o;
@@ -229,8 +233,8 @@ void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r,
                       host ? 2 : 3, 1, false});
     work.flops = nt_ * nt_ * nt_ * (4.0 * nb * r * r + 2.0 * double(nb) * nb * r);
     work.bytes = 2.0 * double(n) * n * sizeof(double);
-    nearsparse::perf::compare_many(state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); },
-                                   others, work, 1);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); }, others, work, 1);
     error = nearsparse::frobenius_distance(exec, c, reference) /
             nearsparse::frobenius_norm(exec, reference);
   } else {
@@ -297,8 +301,8 @@ void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
   nearsparse::perf::workload work;
   work.flops = 4.0 * n * r * r + 2.0 * double(n) * n * r;
   work.bytes = 2.0 * double(n) * n * sizeof(double);
-  nearsparse::perf::compare_many(state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); },
-                                 others, work);
+  nearsparse::perf::compare_many(
+      state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); }, others, work);
   const double norm = nearsparse::frobenius_norm(exec, reference);
   state.counters["error_lld"] = nearsparse::frobenius_distance(exec, c, reference) / norm;
   state.counters["error_lll"] =
@@ -340,8 +344,8 @@ void register_space() {
     if (nearsparse::perf::smoke_mode() && r != 4) continue;
     const std::string name = "tlr/accuracy/" + space + "/N:1024/rank:" + std::to_string(r);
     const std::size_t size = pick<std::size_t>(1024, 40);
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [size, r](benchmark::State& st) { bench_accuracy<Exec>(st, size, r); })
+    benchmark::RegisterBenchmark(
+        name.c_str(), [size, r](benchmark::State& st) { bench_accuracy<Exec>(st, size, r); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(pick(host ? 3 : 10, 1));
@@ -351,8 +355,8 @@ void register_space() {
   const std::vector<std::pair<std::size_t, std::size_t>> sizes =
       host ? std::vector<std::pair<std::size_t, std::size_t>>{{2048, 256}}
            : std::vector<std::pair<std::size_t, std::size_t>>{
-                 {4096, 1024}, {8192, 1024}, {16384, 1024}, {32768, 1024}, {32768, 2048},
-                 {49152, 2048}, {49152, 4096}};
+                 {4096, 1024},  {8192, 1024},  {16384, 1024}, {32768, 1024},
+                 {32768, 2048}, {49152, 2048}, {49152, 4096}};
   for (const auto& [n, tile] : sizes)
     for (const auto& [lll, r] : {std::pair<bool, int>{false, 16}, {true, 32}}) {
       const std::string name = std::string("tlr/gemm/") + (lll ? "tlr_c/" : "dense_c/") + space +

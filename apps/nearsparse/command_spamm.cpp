@@ -4,8 +4,8 @@
 // 100 % down to 1 %, reusing one plan, and writes error and speedup against tau as CSV and SVG.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
-#include "timing.hpp"
 #include "svg_chart.hpp"
+#include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/spamm.hpp>

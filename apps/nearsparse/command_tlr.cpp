@@ -55,10 +55,11 @@ int run_on(const Exec& exec, const tlr_settings& s) {
       "cap\n",
       1e3 * t_compress, report.tiles, report.dense_tiles, report.min_rank, report.max_rank,
       report.mean_rank, report.tiles_at_cap);
-  std::printf("  memory %.2f MB instead of %.2f MB dense (%.1f %% saved), error |A - A_tlr|/|A| = %.2e\n",
-              report.compressed_bytes / 1e6, report.dense_bytes / 1e6,
-              100.0 * (1.0 - double(report.compressed_bytes) / std::max<double>(1, report.dense_bytes)),
-              report.relative_error);
+  std::printf(
+      "  memory %.2f MB instead of %.2f MB dense (%.1f %% saved), error |A - A_tlr|/|A| = %.2e\n",
+      report.compressed_bytes / 1e6, report.dense_bytes / 1e6,
+      100.0 * (1.0 - double(report.compressed_bytes) / std::max<double>(1, report.dense_bytes)),
+      report.relative_error);
   std::fflush(stdout);
 
   // The dense product, the reference.
@@ -94,14 +95,15 @@ int run_on(const Exec& exec, const tlr_settings& s) {
   const double slack = 1e-12 * (norm_ref + 1);
   const bool ok_lld = err_lld <= 1.01 * bound + slack;
   const bool ok_lll = err_lll <= 1.01 * (bound + gr.dropped) + slack;
-  std::printf("  check: dense-C error within the compression bound %.2e: %s; TLR-C error within "
-              "the bound plus what recompression dropped: %s\n",
-              norm_ref > 0 ? bound / norm_ref : bound, ok_lld ? "OK" : "FAILED",
-              ok_lll ? "OK" : "FAILED");
+  std::printf(
+      "  check: dense-C error within the compression bound %.2e: %s; TLR-C error within "
+      "the bound plus what recompression dropped: %s\n",
+      norm_ref > 0 ? bound / norm_ref : bound, ok_lld ? "OK" : "FAILED", ok_lll ? "OK" : "FAILED");
 
   if (!s.csv.empty()) {
     std::ofstream out(s.csv);
-    if (!out) throw nearsparse::invalid_argument("nearsparse tlr: cannot write --csv file '" + s.csv + "'");
+    if (!out)
+      throw nearsparse::invalid_argument("nearsparse tlr: cannot write --csv file '" + s.csv + "'");
     const std::vector<int> ra = at.host_ranks(exec), rc = ct.host_ranks(exec);
     out << "tile_row,tile_col,dense,rank_A,rank_C\n";
     for (std::size_t j = 0; j < at.tile_cols(); ++j)
@@ -124,8 +126,10 @@ int run_tlr(arguments& args) {
   s.tile = static_cast<std::size_t>(args.integer("tile", 256, 1, 1 << 16));
   s.matrix = args.text("matrix", "hilbert");
   if (s.matrix != "hilbert" && s.matrix != "covariance")
-    throw nearsparse::invalid_argument("nearsparse tlr: argument '--matrix' must be hilbert or "
-                                       "covariance, got '" + s.matrix + "'");
+    throw nearsparse::invalid_argument(
+        "nearsparse tlr: argument '--matrix' must be hilbert or "
+        "covariance, got '" +
+        s.matrix + "'");
   s.dimension = static_cast<int>(args.integer("dimension", 2, 2, 3));
   s.length = args.number("length", 0.1, 1e-6, 1e6);
   s.compression.max_rank = static_cast<int>(args.integer("rank", 32, 0, 1 << 16));
@@ -136,8 +140,10 @@ int run_tlr(arguments& args) {
   else if (method == "svd")
     s.compression.method = nt::compression_method::svd;
   else
-    throw nearsparse::invalid_argument("nearsparse tlr: argument '--method' must be randomized or "
-                                       "svd, got '" + method + "'");
+    throw nearsparse::invalid_argument(
+        "nearsparse tlr: argument '--method' must be randomized or "
+        "svd, got '" +
+        method + "'");
   s.compression.dense_diagonal = args.flag("dense-diagonal") || s.matrix == "covariance";
   s.product_accuracy = args.number("product-accuracy", 1e-10, 0, 1);
   s.csv = args.text("csv", "tlr_ranks.csv");

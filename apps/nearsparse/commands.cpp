@@ -76,7 +76,8 @@ const std::vector<command>& commands() {
        "  --product-accuracy E recompression accuracy of the TLR-C product (default 1e-10)\n"
        "  --csv FILE           the rank of every tile of A and C (default tlr_ranks.csv; '' for\n"
        "                       none)\n",
-       run_tlr, true},  };
+       run_tlr, true},
+  };
   return list;
 }
 

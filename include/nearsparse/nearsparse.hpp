@@ -10,7 +10,7 @@
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/core/tile_grid.hpp>
 #include <nearsparse/core/view_checks.hpp>
-#include <nearsparse/spamm.hpp>
 #include <nearsparse/diagonal.hpp>
 #include <nearsparse/kpm.hpp>
+#include <nearsparse/spamm.hpp>
 #include <nearsparse/tlr.hpp>

@@ -102,7 +102,7 @@ struct column_job {
 struct plan {
   std::vector<const double*> table;
   std::vector<std::vector<batched_call>> calls;  // per launch
-  std::vector<column_job> jobs;                  // all launches, launch li at [job_begin[li], job_begin[li + 1])
+  std::vector<column_job> jobs;  // all launches, launch li at [job_begin[li], job_begin[li + 1])
   std::vector<std::size_t> job_begin{0};
 };
 
@@ -117,8 +117,8 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
   for (const auto& l : launches)
     work_doubles =
         std::max(work_doubles, vendor_lld_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
-  double* work = static_cast<double*>(
-      grow(buf.work, buf.work_bytes, work_doubles * sizeof(double), stream));
+  double* work =
+      static_cast<double*>(grow(buf.work, buf.work_bytes, work_doubles * sizeof(double), stream));
   const tile_access& A = ops.a;
   const tile_access& B = ops.b;
   const int nb = A.nb, ka = A.kmax, kb = B.kmax, w = ka > kb ? ka : kb;
@@ -193,7 +193,8 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
                    double be, int lda, int ldb, int ldc, const std::vector<const double*>& a,
                    const std::vector<const double*>& b, const std::vector<const double*>& c) {
       if (a.empty() || m == 0 || n == 0) return;
-      batched_call call{ta, tb, m, n, k, al, be, lda, ldb, ldc, 0, 0, 0, static_cast<int>(a.size())};
+      batched_call call{ta,  tb,  m,   n, k, al, be,
+                        lda, ldb, ldc, 0, 0, 0,  static_cast<int>(a.size())};
       call.a = p.table.size();
       p.table.insert(p.table.end(), a.begin(), a.end());
       call.b = p.table.size();
@@ -203,11 +204,11 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
       p.calls[li].push_back(call);
     };
     const auto N = CUBLAS_OP_N, T = CUBLAS_OP_T;
-    add(T, N, ka, kb, nb, 1.0, 0.0, nb, nb, ka, ll_va, ll_ub, ll_s);     // S = V_a^T U_b
-    add(N, N, nb, kb, ka, 1.0, 0.0, nb, ka, nb, ll_ua, ll_s2, ll_l);     // L = U_a S
-    add(N, N, nb, kb, nb, 1.0, 0.0, nb, nb, nb, dl_da, dl_ub, dl_l);     // L = D_a U_b
-    add(T, N, nb, ka, nb, 1.0, 0.0, nb, nb, nb, ld_db, ld_va, ld_r);     // R = D_b^T V_a
-    for (auto& [cls, ls] : fin_l)                                         // C = b C + a L R^T
+    add(T, N, ka, kb, nb, 1.0, 0.0, nb, nb, ka, ll_va, ll_ub, ll_s);  // S = V_a^T U_b
+    add(N, N, nb, kb, ka, 1.0, 0.0, nb, ka, nb, ll_ua, ll_s2, ll_l);  // L = U_a S
+    add(N, N, nb, kb, nb, 1.0, 0.0, nb, nb, nb, dl_da, dl_ub, dl_l);  // L = D_a U_b
+    add(T, N, nb, ka, nb, 1.0, 0.0, nb, nb, nb, ld_db, ld_va, ld_r);  // R = D_b^T V_a
+    for (auto& [cls, ls] : fin_l)                                     // C = b C + a L R^T
       add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ops.ldc, ls, fin_r[cls],
           fin_c[cls]);
     for (auto& [cls, as] : dd_a)  // C += a D_a D_b
@@ -218,7 +219,8 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
   // Upload the pointer table and the column jobs once (pageable host memory: the copies have
   // read it when they return).
   auto* table = static_cast<std::uintptr_t*>(
-      grow(buf.table, buf.table_bytes, std::max<std::size_t>(1, p.table.size()) * sizeof(std::uintptr_t), stream));
+      grow(buf.table, buf.table_bytes,
+           std::max<std::size_t>(1, p.table.size()) * sizeof(std::uintptr_t), stream));
   {
     std::vector<std::uintptr_t> staged(p.table.size());
     for (std::size_t k = 0; k < p.table.size(); ++k)
@@ -228,7 +230,8 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
                "cudaMemcpyAsync");
   }
   auto* jobs = static_cast<column_job*>(
-      grow(buf.jobs, buf.jobs_bytes, std::max<std::size_t>(1, p.jobs.size()) * sizeof(column_job), stream));
+      grow(buf.jobs, buf.jobs_bytes, std::max<std::size_t>(1, p.jobs.size()) * sizeof(column_job),
+           stream));
   check_cuda(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
                              cudaMemcpyHostToDevice, stream),
              "cudaMemcpyAsync");
@@ -255,10 +258,10 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
       auto ptr = [&](std::size_t offset) {
         return reinterpret_cast<const double* const*>(table + offset);
       };
-      check(cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
-                               c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc,
-                               c.count),
-            "cublasDgemmBatched");
+      check(
+          cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
+                             c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc, c.count),
+          "cublasDgemmBatched");
     }
   }
 }

@@ -8,17 +8,22 @@ namespace nearsparse::tlr {
 
 std::string to_string(compression_method method) {
   switch (method) {
-    case compression_method::randomized: return "randomized";
-    case compression_method::svd: return "svd";
+    case compression_method::randomized:
+      return "randomized";
+    case compression_method::svd:
+      return "svd";
   }
   return "unknown";
 }
 
 std::string to_string(kernel_choice kernel) {
   switch (kernel) {
-    case kernel_choice::automatic: return "automatic";
-    case kernel_choice::portable: return "portable";
-    case kernel_choice::vendor: return "vendor";
+    case kernel_choice::automatic:
+      return "automatic";
+    case kernel_choice::portable:
+      return "portable";
+    case kernel_choice::vendor:
+      return "vendor";
   }
   return "unknown";
 }
@@ -43,9 +48,9 @@ void validate(const char* function, const compression_options& options, std::siz
           concat("must be >= 0, got ", options.oversampling));
   require(options.power_iterations >= 0 && options.power_iterations <= 16, function,
           "power_iterations", concat("must be in [0, 16], got ", options.power_iterations));
-  require(options.method == compression_method::randomized ||
-              options.method == compression_method::svd,
-          function, "method", "is not a compression_method");
+  require(
+      options.method == compression_method::randomized || options.method == compression_method::svd,
+      function, "method", "is not a compression_method");
   require(options.workspace_bytes > 0, function, "workspace_bytes", "must be > 0");
 }
 

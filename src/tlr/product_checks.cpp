@@ -26,8 +26,8 @@ std::size_t col_extent(const tile_grid& g, std::size_t t) {
 void check_product_shapes(const char* function, const operand_shape& a, const operand_shape& b,
                           const operand_shape& c) {
   require(a.grid.cols() == b.grid.rows(), function, b.name,
-          concat("has ", b.grid.rows(), " rows, but ", a.name, " has ", a.grid.cols(),
-                 " columns (", describe(a), ", ", describe(b), ")"));
+          concat("has ", b.grid.rows(), " rows, but ", a.name, " has ", a.grid.cols(), " columns (",
+                 describe(a), ", ", describe(b), ")"));
   require(c.grid.rows() == a.grid.rows() && c.grid.cols() == b.grid.cols(), function, c.name,
           concat("is ", c.grid.rows(), " x ", c.grid.cols(), ", expected ", a.grid.rows(), " x ",
                  b.grid.cols(), " (", describe(a), ", ", describe(b), ")"));
@@ -60,9 +60,9 @@ void check_batch(const char* function, const operand_shape& a, const operand_sha
     const std::size_t bk = row_extent(b.grid, t.b), bn = col_extent(b.grid, t.b);
     const std::size_t cm = row_extent(c.grid, t.c), cn = col_extent(c.grid, t.c);
     require(ak == bk && am == cm && bn == cn, function, "batch",
-            concat("entry ", e, " multiplies a ", am, " x ", ak, " tile of ", a.name, " by a ",
-                   bk, " x ", bn, " tile of ", b.name, " into a ", cm, " x ", cn, " tile of ",
-                   c.name, "; the extents do not conform"));
+            concat("entry ", e, " multiplies a ", am, " x ", ak, " tile of ", a.name, " by a ", bk,
+                   " x ", bn, " tile of ", b.name, " into a ", cm, " x ", cn, " tile of ", c.name,
+                   "; the extents do not conform"));
     require(!seen[t.c], function, "batch",
             concat("entry ", e, " updates tile ", t.c, " of ", c.name,
                    " again; a batch updates each C tile at most once"));

@@ -39,9 +39,9 @@ TEMPLATE_LIST_TEST_CASE("compression error follows the accuracy, for both method
       nt::compression_report report;
       const auto c = nt::compress(exec, a, 16, o, report);
       const double err = relative_error(to_host(nt::to_dense(exec, c)), host);
-      INFO(nt::to_string(method) << ", accuracy " << accuracy << ", error " << err
-                                 << ", reported " << report.relative_error << ", ranks "
-                                 << report.min_rank << ".." << report.max_rank);
+      INFO(nt::to_string(method) << ", accuracy " << accuracy << ", error " << err << ", reported "
+                                 << report.relative_error << ", ranks " << report.min_rank << ".."
+                                 << report.max_rank);
       CHECK(report.tiles_at_cap == 0);
       CHECK(err <= accuracy * 1.001 + 1e-14);
       // The report's error is the true error (computed, not bounded), up to rounding.
@@ -66,8 +66,8 @@ TEMPLATE_LIST_TEST_CASE("the covariance and Hilbert matrices compress to their a
     nt::compression_report report;
     const auto c = nt::compress(exec, a, 32, o, report);
     const double err = relative_error(to_host(nt::to_dense(exec, c)), host);
-    INFO((kind == 0 ? "hilbert" : "covariance") << ": error " << err << ", mean rank "
-                                                << report.mean_rank);
+    INFO((kind == 0 ? "hilbert" : "covariance")
+         << ": error " << err << ", mean rank " << report.mean_rank);
     CHECK(report.tiles_at_cap == 0);
     CHECK(err <= accuracy * 1.001);
     CHECK(report.dense_tiles == (kind == 1 ? 5u : 0u));
@@ -147,7 +147,8 @@ TEMPLATE_LIST_TEST_CASE("rank 0, dense diagonals, edge tiles and empty matrices"
   mixed.trunc.accuracy = 1e-5;
   const auto m = nt::compress(exec, a, 10, mixed, report);
   const std::vector<int> ranks = m.host_ranks(exec);
-  CHECK(*std::min_element(ranks.begin(), ranks.end()) < *std::max_element(ranks.begin(), ranks.end()));
+  CHECK(*std::min_element(ranks.begin(), ranks.end()) <
+        *std::max_element(ranks.begin(), ranks.end()));
   CHECK(relative_error(to_host(nt::to_dense(exec, m)), host) <= 1e-5 * 1.001);
   // Empty matrices.
   for (const auto& shape : {std::pair<int, int>{0, 0}, {0, 5}, {6, 0}}) {

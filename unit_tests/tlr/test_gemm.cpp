@@ -54,8 +54,8 @@ std::vector<nt::kernel_choice> kernels_of(const std::string& name) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the operands",
-                        "[tlr]", nearsparse::enabled_execution_spaces) {
+TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the operands", "[tlr]",
+                        nearsparse::enabled_execution_spaces) {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -189,9 +189,8 @@ TEMPLATE_LIST_TEST_CASE("empty TLR products and an empty inner dimension", "[tlr
   const ref::matrix hc0 = ref::decaying(30, 20, 0.5, seed);
   auto c = ref::to_device(exec, hc0);
   nt::gemm(exec, 1.0, a, b, 2.0, c);  // C = 2 C
-  NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c), reference_gemm(1.0, ref::matrix(30, 0),
-                                                              ref::matrix(0, 20), 2.0, hc0),
-                                  1e-15);
+  NEARSPARSE_CHECK_RELATIVE_ERROR(
+      to_host(c), reference_gemm(1.0, ref::matrix(30, 0), ref::matrix(0, 20), 2.0, hc0), 1e-15);
   tlr_of<TestType> e(exec, 0, 0, 8, 4);
   Kokkos::View<double**, Kokkos::LayoutLeft, typename TestType::memory_space> ce("ce", 0, 0);
   nt::gemm(exec, 1.0, e, e, 0.0, ce);
@@ -201,9 +200,8 @@ TEMPLATE_LIST_TEST_CASE("empty TLR products and an empty inner dimension", "[tlr
   tlr_of<TestType> z1(exec, 30, 17, 8, 4), z2(exec, 17, 20, 8, 4);
   auto c2 = ref::to_device(exec, hc0);
   nt::gemm(exec, 1.0, z1, z2, -1.0, c2);
-  NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c2), reference_gemm(1.0, ref::matrix(30, 17),
-                                                               ref::matrix(17, 20), -1.0, hc0),
-                                  1e-15);
+  NEARSPARSE_CHECK_RELATIVE_ERROR(
+      to_host(c2), reference_gemm(1.0, ref::matrix(30, 17), ref::matrix(17, 20), -1.0, hc0), 1e-15);
 }
 
 TEMPLATE_LIST_TEST_CASE("bad TLR product arguments are rejected with their names", "[tlr]",
@@ -213,8 +211,10 @@ TEMPLATE_LIST_TEST_CASE("bad TLR product arguments are rejected with their names
   tlr_of<TestType> a(exec, 30, 20, 8, 4), b(exec, 20, 25, 8, 4), b_other(exec, 20, 25, 10, 4),
       b_short(exec, 19, 25, 8, 4);
   view c("c", 30, 25), c_wrong("c", 30, 24);
-  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b_short, 0.0, c), Contains("'B'") && Contains("19 rows"));
-  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b, 0.0, c_wrong), Contains("'C'") && Contains("30 x 24"));
+  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b_short, 0.0, c),
+                    Contains("'B'") && Contains("19 rows"));
+  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b, 0.0, c_wrong),
+                    Contains("'C'") && Contains("30 x 24"));
   CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b_other, 0.0, c), Contains("tile size 10"));
   CHECK_THROWS_WITH(nt::gemm(exec, std::nan(""), a, b, 0.0, c), Contains("alpha"));
   CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b, INFINITY, c), Contains("beta"));

@@ -72,8 +72,8 @@ inline std::vector<double> singular_values(const matrix& a) {
   std::vector<double> s(std::min(m, n));
   int lwork = -1, info = 0, one = 1;
   double query = 0;
-  dgesvd_("N", "N", &m, &n, col.data(), &m, s.data(), nullptr, &one, nullptr, &one, &query,
-          &lwork, &info);
+  dgesvd_("N", "N", &m, &n, col.data(), &m, s.data(), nullptr, &one, nullptr, &one, &query, &lwork,
+          &info);
   lwork = static_cast<int>(query);
   std::vector<double> work(lwork);
   dgesvd_("N", "N", &m, &n, col.data(), &m, s.data(), nullptr, &one, nullptr, &one, work.data(),

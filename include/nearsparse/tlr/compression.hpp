@@ -86,13 +86,11 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
   for (std::size_t t = 0; t < out.tile_count(); ++t)
     if (!out.is_dense(t)) low_rank.push_back(static_cast<int>(t));
   // Each low-rank tile's share of the error budget accuracy * |A|_F.
-  const double tolerance =
-      low_rank.empty() ? 0.0
-                       : options.trunc.accuracy * report.norm /
-                             std::sqrt(static_cast<double>(low_rank.size()));
+  const double tolerance = low_rank.empty() ? 0.0
+                                            : options.trunc.accuracy * report.norm /
+                                                  std::sqrt(static_cast<double>(low_rank.size()));
   Kokkos::View<double*, memory_space> errors(
-      Kokkos::view_alloc(exec, std::string("nearsparse::tlr::compress::errors")),
-      out.tile_count());
+      Kokkos::view_alloc(exec, std::string("nearsparse::tlr::compress::errors")), out.tile_count());
   if (!low_rank.empty()) {
     Kokkos::View<int*, memory_space> tiles(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::tiles")),
@@ -121,8 +119,8 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
     const int ell = std::min(nb, options.max_rank + options.oversampling);
     const std::size_t doubles =
         exact ? detail::jacobi_compression<AView, memory_space>::doubles_per_tile(nb)
-              : std::size_t(detail::randomized_compression<AView, memory_space>::doubles_per_tile(
-                    nb, ell));
+              : std::size_t(
+                    detail::randomized_compression<AView, memory_space>::doubles_per_tile(nb, ell));
     const std::size_t ints =
         exact ? detail::jacobi_compression<AView, memory_space>::ints_per_tile(nb)
               : detail::randomized_compression<AView, memory_space>::ints_per_tile(ell);
@@ -139,7 +137,8 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
       c.first = static_cast<int>(first);
       const int league = static_cast<int>(std::min(batch, low_rank.size() - first));
       if (exact) {
-        Kokkos::parallel_for("nearsparse::tlr::compress::svd", detail::tile_team_policy(exec, league),
+        Kokkos::parallel_for("nearsparse::tlr::compress::svd",
+                             detail::tile_team_policy(exec, league),
                              detail::jacobi_compression<AView, memory_space>{c});
       } else if (ell == 0) {
         // max_rank = 0 without oversampling: every low-rank tile is zero; its error is its norm.
@@ -180,8 +179,9 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
     rank_sum += r;
     error2 += host_errors(t) * host_errors(t);
     const std::size_t i = t % out.tile_rows(), j = t / out.tile_rows();
-    const int cap = static_cast<int>(std::min<std::size_t>(
-        {std::size_t(options.max_rank), out.grid().tile_row_extent(i), out.grid().tile_col_extent(j)}));
+    const int cap = static_cast<int>(
+        std::min<std::size_t>({std::size_t(options.max_rank), out.grid().tile_row_extent(i),
+                               out.grid().tile_col_extent(j)}));
     if (options.trunc.fixed_rank < 0 && r == cap && host_errors(t) > tolerance)
       ++report.tiles_at_cap;
   }

@@ -44,11 +44,12 @@ void require_finite_scalars(const char* function, double alpha, double beta);
 
 /// Explicit batch lists on the device, one product per group.
 template <class ExecSpace>
-product_pairs<typename ExecSpace::memory_space> upload_batch(const ExecSpace& exec,
-                                                             const std::vector<tile_triple>& batch) {
+product_pairs<typename ExecSpace::memory_space> upload_batch(
+    const ExecSpace& exec, const std::vector<tile_triple>& batch) {
   using mem = typename ExecSpace::memory_space;
   const std::size_t n = batch.size();
-  Kokkos::View<int*, mem> c(std::string("nearsparse::tlr::batch_c"), n), ptr(std::string("nearsparse::tlr::batch_ptr"), n + 1),
+  Kokkos::View<int*, mem> c(std::string("nearsparse::tlr::batch_c"), n),
+      ptr(std::string("nearsparse::tlr::batch_ptr"), n + 1),
       a(std::string("nearsparse::tlr::batch_a"), n), b(std::string("nearsparse::tlr::batch_b"), n);
   auto hc = Kokkos::create_mirror_view(c);
   auto hp = Kokkos::create_mirror_view(ptr);
@@ -125,8 +126,8 @@ struct lll_kernel {
       const int m = c.row_extent(ct), n = c.col_extent(ct);
       if (count == 0) team_scale(team, m, n, beta, c.dense_of(ct), c.nb);
       for (int p = 0; p < count; ++p)
-        dense_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), alpha,
-                     p == 0 ? beta : 1.0, c.dense_of(ct), c.nb, m, n, ws);
+        dense_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), alpha, p == 0 ? beta : 1.0,
+                     c.dense_of(ct), c.nb, m, n, ws);
       return;
     }
     if (count == 0) {  // C = beta C
@@ -142,10 +143,9 @@ struct lll_kernel {
     double lost = 0;
     int capped = 0;
     for (int p = 0; p < count; ++p) {
-      const lowrank_outcome o =
-          lowrank_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), c, ct, alpha,
-                         p == 0 ? beta : 1.0, accuracy, fixed_rank, lw, ws,
-                         &iwork(0, team.league_rank()));
+      const lowrank_outcome o = lowrank_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p),
+                                               c, ct, alpha, p == 0 ? beta : 1.0, accuracy,
+                                               fixed_rank, lw, ws, &iwork(0, team.league_rank()));
       lost += o.dropped2;
       capped += o.at_cap ? 1 : 0;
     }
@@ -170,8 +170,9 @@ template <class ExecSpace>
 bool use_vendor(const char* function, kernel_choice choice) {
   if (choice == kernel_choice::vendor && !vendor_path_exists<ExecSpace>())
     throw unsupported(nearsparse::detail::concat(
-        function, ": kernel_choice::vendor needs the CUDA backend and an execution space of "
-                  "Kokkos::Cuda; this call runs on ",
+        function,
+        ": kernel_choice::vendor needs the CUDA backend and an execution space of "
+        "Kokkos::Cuda; this call runs on ",
         ExecSpace::name()));
   return choice != kernel_choice::portable && vendor_path_exists<ExecSpace>();
 }
@@ -199,8 +200,8 @@ void run_lld_portable(const ExecSpace& exec, const tile_access& a, const tile_ac
   k.c_tile_rows = c_tile_rows;
   k.nb = a.nb;
   k.work = decltype(k.work)(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_work")), per,
-      batch);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_work")),
+      per, batch);
   launch_in_batches(exec, "nearsparse::tlr::gemm_lld", groups, batch, k);
 }
 
@@ -285,8 +286,8 @@ constexpr void static_assert_dense_product() {
 }
 
 /// The run-time checks every product shares: valid options, finite alpha and beta.
-inline void check_product_arguments(const char* function, const gemm_options& options,
-                                    double alpha, double beta) {
+inline void check_product_arguments(const char* function, const gemm_options& options, double alpha,
+                                    double beta) {
   validate(function, options);
   require_finite_scalars(function, alpha, beta);
 }
@@ -406,7 +407,8 @@ void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
     int per_call = options.outer_products_per_call;
     if (per_call == 0) {
       const std::size_t one = detail::vendor_lld_work_doubles(ops, groups, 1) * sizeof(double);
-      per_call = static_cast<int>(std::max<std::size_t>(1, options.workspace_bytes / std::max<std::size_t>(1, one)));
+      per_call = static_cast<int>(
+          std::max<std::size_t>(1, options.workspace_bytes / std::max<std::size_t>(1, one)));
     }
     per_call = std::min(per_call, kt);
     std::vector<detail::vendor_launch> launches;

@@ -7,8 +7,8 @@
 // every tile:
 //   u(), v()   tile x max_rank x tile_count, column-major per tile (LayoutLeft): tile t's U is the
 //              column-major tile x max_rank matrix at u().data() + t * tile * max_rank, leading
-//              dimension tile; likewise V. Tiles are numbered column by column, t = i + j * tile_rows,
-//              so the V factors of one tile column follow each other in memory.
+//              dimension tile; likewise V. Tiles are numbered column by column, t = i + j *
+//              tile_rows, so the V factors of one tile column follow each other in memory.
 //   dense()    tile x tile x dense_count, column-major per tile, for the dense tiles.
 //   ranks()    the rank of each tile (0 for a dense tile, whose U and V are unused).
 //   dense_slots() the index into dense() of each tile, -1 for a low-rank tile.
@@ -54,7 +54,8 @@ class tlr_matrix {
     if (dense_diagonal) {
       const std::size_t diagonal =
           grid_.tile_rows() < grid_.tile_cols() ? grid_.tile_rows() : grid_.tile_cols();
-      for (std::size_t d = 0; d < diagonal; ++d) host_dense_slots_[tile_index(d, d)] = dense_count++;
+      for (std::size_t d = 0; d < diagonal; ++d)
+        host_dense_slots_[tile_index(d, d)] = dense_count++;
     }
     const std::string u_label("nearsparse::tlr::U"), v_label("nearsparse::tlr::V"),
         d_label("nearsparse::tlr::dense"), r_label("nearsparse::tlr::ranks"),
@@ -130,10 +131,11 @@ class tlr_matrix {
                                 int max_rank) {
     const char* fn = "nearsparse::tlr::tlr_matrix";
     require(tile > 0, fn, "tile", "must be > 0, got 0");
-    require(max_rank >= 0, fn, "max_rank", nearsparse::detail::concat("must be >= 0, got ", max_rank));
+    require(max_rank >= 0, fn, "max_rank",
+            nearsparse::detail::concat("must be >= 0, got ", max_rank));
     require(static_cast<std::size_t>(max_rank) <= tile, fn, "max_rank",
             nearsparse::detail::concat("= ", max_rank, " is larger than the tile size ", tile,
-                           " (a low-rank tile cannot have more columns than rows)"));
+                                       " (a low-rank tile cannot have more columns than rows)"));
     require(tile <= static_cast<std::size_t>(1) << 20, fn, "tile",
             nearsparse::detail::concat("= ", tile, " is larger than 2^20"));
     return tile_grid(rows, cols, tile);

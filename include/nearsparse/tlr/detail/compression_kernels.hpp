@@ -19,7 +19,7 @@ struct compression_target {
   AView a;
   factor_view u, v;
   Kokkos::View<int*, MemorySpace> ranks;
-  Kokkos::View<double*, MemorySpace> errors;  // per tile: the Frobenius error made
+  Kokkos::View<double*, MemorySpace> errors;    // per tile: the Frobenius error made
   Kokkos::View<const int*, MemorySpace> tiles;  // the low-rank tiles, by number
   Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> work;
   Kokkos::View<int**, Kokkos::LayoutLeft, MemorySpace> iwork;
@@ -34,7 +34,8 @@ struct compression_target {
     const int t = tiles(first + league_rank);
     const int i = t % tile_rows, j = t / tile_rows;
     const int row0 = i * nb, col0 = j * nb;
-    return {t, row0, col0, rows - row0 < nb ? rows - row0 : nb, cols - col0 < nb ? cols - col0 : nb};
+    return {t, row0, col0, rows - row0 < nb ? rows - row0 : nb,
+            cols - col0 < nb ? cols - col0 : nb};
   }
   /// Writes the first k columns of the factors (columns perm[0..k) of the sources, rows beyond the
   /// tile's extents and columns beyond k as zero), the rank and the error.

@@ -94,7 +94,8 @@ KOKKOS_INLINE_FUNCTION void team_gemm_tn(const Team& team, int m, int n, int k, 
     const double* b = B + j * ldb;
     double s = 0;
     Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, k), [&](const int l, double& acc) { acc += a[l] * b[l]; }, s);
+        Kokkos::ThreadVectorRange(team, k), [&](const int l, double& acc) { acc += a[l] * b[l]; },
+        s);
     Kokkos::single(Kokkos::PerThread(team), [&]() {
       double* c = C + i + j * ldc;
       *c = (beta == 0 ? 0.0 : beta * *c) + alpha * s;
@@ -105,12 +106,11 @@ KOKKOS_INLINE_FUNCTION void team_gemm_tn(const Team& team, int m, int n, int k, 
 
 /// dst (m x n) = src (m x n); columns n .. n_zero - 1 of dst are set to zero.
 template <class Team>
-KOKKOS_INLINE_FUNCTION void team_copy(const Team& team, int m, int n, int n_zero,
-                                      const double* src, int lds, double* dst, int ldd) {
+KOKKOS_INLINE_FUNCTION void team_copy(const Team& team, int m, int n, int n_zero, const double* src,
+                                      int lds, double* dst, int ldd) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n_zero > n ? n_zero : n), [&](const int j) {
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, m), [&](const int i) {
-      dst[i + j * ldd] = j < n ? src[i + j * lds] : 0.0;
-    });
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, m),
+                         [&](const int i) { dst[i + j * ldd] = j < n ? src[i + j * lds] : 0.0; });
   });
   team.team_barrier();
 }
@@ -155,7 +155,8 @@ KOKKOS_INLINE_FUNCTION void team_geqrf(const Team& team, int m, int n, double* A
       scale = 1.0 / (alpha - beta);
     }
     team.team_barrier();  // every thread has read a[0] before it changes
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 1, len), [&](const int i) { a[i] *= scale; });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 1, len),
+                         [&](const int i) { a[i] *= scale; });
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       a[0] = beta;
       tau[j] = t;
@@ -197,12 +198,12 @@ KOKKOS_INLINE_FUNCTION void team_identity(const Team& team, int m, int n, double
 /// Returns the number of sweeps.
 template <class Team>
 KOKKOS_INLINE_FUNCTION int team_jacobi_svd(const Team& team, int m, int n, double* A, int lda,
-                                           double* V, int ldv, double* sigma, int* perm,
-                                           int* flag, int max_sweeps = 40) {
+                                           double* V, int ldv, double* sigma, int* perm, int* flag,
+                                           int max_sweeps = 40) {
   team_identity(team, n, n, V, ldv);
   const int players = n + (n % 2);  // an odd n gets a dummy column that never rotates
-  const double total =
-      team_sum(team, m, n, [&](const int i, const int j) { return A[i + j * lda] * A[i + j * lda]; });
+  const double total = team_sum(
+      team, m, n, [&](const int i, const int j) { return A[i + j * lda] * A[i + j * lda]; });
   const double eps = 2.220446049250313e-16;
   const double tol = ::sqrt(double(m)) * eps;
   const double floor = total * eps * eps * eps * eps;
