@@ -30,6 +30,25 @@ if(NEARSPARSE_ENABLE_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
 endif()
 
+# NCCL moves GPU buffers between the processes of the MPI drivers device to device; without it
+# they go through host memory. The CUDA toolkit may ship it; NCCL_ROOT points elsewhere.
+set(NEARSPARSE_HAVE_NCCL OFF)
+if(NEARSPARSE_ENABLE_MPI AND NEARSPARSE_HAVE_CUDA AND NEARSPARSE_ENABLE_NCCL)
+  find_path(NEARSPARSE_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include)
+  find_library(NEARSPARSE_NCCL_LIBRARY NAMES nccl libnccl.so.2
+               HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+                     ${CUDAToolkit_LIBRARY_ROOT}
+               PATH_SUFFIXES lib lib64)
+  if(NEARSPARSE_NCCL_INCLUDE_DIR AND NEARSPARSE_NCCL_LIBRARY)
+    set(NEARSPARSE_HAVE_NCCL ON)
+    message(STATUS "nearsparse: NCCL ${NEARSPARSE_NCCL_LIBRARY}")
+  else()
+    message(STATUS "nearsparse: no NCCL found; GPU buffers between processes go through the host")
+  endif()
+endif()
+
 # A Kokkos built to compile through CMake's CUDA language (Kokkos 4 and newer can be) needs every
 # source that includes Kokkos headers compiled as that language.
 function(nearsparse_kokkos_sources)

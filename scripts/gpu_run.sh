@@ -3,10 +3,12 @@
 # scripts/gpu_prepare.sh assembled, runs the whole ctest suite on the GPU, then the benchmarks.
 #
 #   scripts/gpu_run.sh [--deps DIR] [--out DIR] [--bench-filter REGEX] [--no-bench]
-#                      [--tests REGEX]
+#                      [--tests REGEX] [--mpi]
 #
 # Results go to the --out folder (default build/gpu-results): ctest.log, info.txt, and the
 # benchmarks as bench.json and bench.txt. --tests limits ctest to the tests matching REGEX.
+# --mpi unpacks the OpenMPI of scripts/gpu_prepare_mpi.sh and builds the MPI drivers too (NCCL
+# from the CUDA toolkit or Python's nvidia-nccl package when found); one GPU per process.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps=$root/.gpu-deps
@@ -14,6 +16,7 @@ out=$root/build/gpu-results
 filter=.
 bench=1
 tests=.
+mpi=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --deps) deps=${2:?}; shift 2 ;;
@@ -21,7 +24,8 @@ while [[ $# -gt 0 ]]; do
     --bench-filter) filter=${2:?}; shift 2 ;;
     --no-bench) bench=0; shift ;;
     --tests) tests=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --mpi) mpi=1; shift ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,9 +35,19 @@ mkdir -p "$out"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
 
 revision=$(cat "$deps/REVISION" 2>/dev/null || echo unknown)
+extra=("-DNEARSPARSE_GIT_REVISION=$revision")
+if [[ $mpi -eq 1 ]]; then
+  read -r -a mpi_args <<<"$("$root/scripts/gpu_mpi_setup.sh" --debs "$deps/mpi-debs")"
+  extra+=(-DNEARSPARSE_ENABLE_MPI=ON "${mpi_args[@]}")
+  nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' \
+    2>/dev/null || true)
+  [[ -n $nccl ]] && extra+=("-DNCCL_ROOT=$nccl")
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export KOKKOS_NUM_DEVICES=$(nvidia-smi -L | wc -l)  # one GPU per process, by local rank
+  export NCCL_NVLS_ENABLE=0                            # never NVLink multicast
+fi
 build=$(NEARSPARSE_KOKKOS_PREFIX=$deps "$root/scripts/build.sh" --backend cuda \
-  --build-dir "$root/build/cuda-gpu" --tests --perf -- "-DNEARSPARSE_GIT_REVISION=$revision" |
-  tail -n 1)
+  --build-dir "$root/build/cuda-gpu" --tests --perf -- "${extra[@]}" | tail -n 1)
 
 "$build/apps/nearsparse/nearsparse" info | tee "$out/info.txt"
 status=0

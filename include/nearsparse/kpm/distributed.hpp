@@ -17,6 +17,7 @@
 
 #if NEARSPARSE_ENABLE_MPI
 
+#include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm/detail/device_part.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
@@ -46,9 +47,7 @@ struct distributed_result {
 
 namespace detail {
 inline void mpi_check(int code, const char* call) {
-  if (code != MPI_SUCCESS)
-    throw nearsparse::runtime_error(std::string("nearsparse::kpm distributed run: ") + call +
-                                    " failed");
+  nearsparse::detail::mpi_check(code, "nearsparse::kpm distributed run", call);
 }
 template <class Scalar>
 MPI_Datatype mpi_scalar() {

@@ -2,7 +2,9 @@
 // The decay matrices SpAMM is made for (section 2.1 of the cuSpAMM paper):
 //   algebraic:   a_ij = c / (|i - j|^lambda + 1)   (the paper's benchmark: c = 0.1, lambda = 0.1)
 //   exponential: a_ij = c * lambda^|i - j|          (0 < lambda < 1)
-// For rectangular matrices |i - j| is the distance from the main diagonal.
+// For rectangular matrices |i - j| is the distance from the main diagonal. With `row0` and
+// `col0`, `a` is filled as the block of a larger decay matrix whose element (0, 0) it holds at
+// (row0, col0): the block a process of a distributed product holds.
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -14,8 +16,8 @@
 namespace nearsparse {
 
 template <class ExecSpace, class View>
-void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1,
-                          double lambda = 0.1) {
+void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, double lambda = 0.1,
+                          long row0 = 0, long col0 = 0) {
   static_assert_matrix<ExecSpace, View>();
   require(std::isfinite(c), "nearsparse::fill_algebraic_decay", "c", "must be finite");
   require_positive("nearsparse::fill_algebraic_decay", "lambda", lambda);
@@ -25,14 +27,15 @@ void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1,
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
           exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
       KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
+        const long gi = i + row0, gj = j + col0;
+        const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
         a(i, j) = static_cast<value>(c / (::pow(d, lambda) + 1.0));
       });
 }
 
 template <class ExecSpace, class View>
 void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0,
-                            double lambda = 0.9) {
+                            double lambda = 0.9, long row0 = 0, long col0 = 0) {
   static_assert_matrix<ExecSpace, View>();
   require(std::isfinite(c), "nearsparse::fill_exponential_decay", "c", "must be finite");
   require(lambda > 0 && lambda < 1, "nearsparse::fill_exponential_decay", "lambda",
@@ -43,7 +46,8 @@ void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
           exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
       KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
+        const long gi = i + row0, gj = j + col0;
+        const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
         a(i, j) = static_cast<value>(c * ::pow(lambda, d));
       });
 }

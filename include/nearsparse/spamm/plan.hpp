@@ -19,6 +19,7 @@
 #include <nearsparse/spamm/detail/multiply.hpp>
 #include <nearsparse/spamm/detail/norms.hpp>
 #include <nearsparse/spamm/detail/pack.hpp>
+#include <nearsparse/spamm/detail/tau_search.hpp>
 #include <nearsparse/spamm/options.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -141,42 +142,13 @@ class spamm_plan {
       return result;
     }
     detail::spamm::work_matrix<memory_space> none;
-    auto ratio_at = [&](double tau) {
-      ++result.iterations;
-      return double(detail::spamm::count_kept(exec, a_norms_, b_norms_, tau, none)) / total;
-    };
-    double best_tau = 0.0, best_ratio = 1.0;
-    auto consider = [&](double tau, double ratio) {
-      if (std::abs(ratio - target) < std::abs(best_ratio - target)) {
-        best_tau = tau;
-        best_ratio = ratio;
-      }
-    };
     const double average = detail::spamm::average_norm_product(exec, a_norms_, b_norms_);
-    const double step = average > 0 ? average : 1.0;
-    double lo = 0.0, hi = step, r_hi = ratio_at(hi);
-    consider(hi, r_hi);
-    for (int widen = 1; r_hi > target && widen < search.max_widenings; ++widen) {
-      lo = hi;
-      hi = step * (widen + 1);
-      r_hi = ratio_at(hi);
-      consider(hi, r_hi);
-    }
-    for (int it = 0;
-         it < search.max_iterations && std::abs(best_ratio - target) > search.tolerance && hi > lo;
-         ++it) {
-      const double mid = 0.5 * (lo + hi);
-      if (mid <= lo || mid >= hi) break;  // the interval cannot shrink further
-      const double r = ratio_at(mid);
-      consider(mid, r);
-      if (r > target) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    set_tau(exec, best_tau);
-    result.tau = best_tau;
+    const auto found = detail::spamm::bisect_tau(target, search, average, [&](double tau) {
+      return double(detail::spamm::count_kept(exec, a_norms_, b_norms_, tau, none)) / total;
+    });
+    result.iterations = found.iterations;
+    set_tau(exec, found.tau);
+    result.tau = found.tau;
     result.valid_ratio = valid_ratio();
     result.converged = std::abs(result.valid_ratio - target) <= search.tolerance;
     return result;

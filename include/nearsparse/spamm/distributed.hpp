@@ -1,0 +1,663 @@
+#pragma once
+// SpAMM over MPI processes, one process per GPU (builds with NEARSPARSE_ENABLE_MPI).
+//
+// The processes form a P_r x P_c grid (rank = row * P_c + column). Process (I, J) holds the
+// block of A with the rows of process row I and the columns (k) of process column J, the block
+// of B with the rows (k) of process row I and the columns of process column J, and the block of
+// C with the rows of I and the columns of J. Block edges lie on the tile grid of the whole
+// product, so every process sees the tiles, norms and kept tile pairs a single process would.
+//
+// - P_c = 1 (the default) is the paper's Algorithm 4: rows of A and C split over the processes,
+//   B replicated with its norm map. Each process holds only its rows of B at the start; the
+//   first product broadcasts every process's block (packed, in the input format) in panels
+//   along k while the panels already here are multiplied, and keeps them for later products.
+// - P_c > 1 is SUMMA for a B that does not fit one GPU: panels of A travel along process rows and
+//   panels of B along process columns; with keep_panels = false only two of each are held.
+//
+// The norm maps (small) are exchanged when the plan is built, so tau and the tau search are
+// global: the valid ratio counts the kept tile products of the whole product, and a target
+// ratio gives the tau one process would find.
+//
+//   auto blocks = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, opt.tile);
+//   // fill A (blocks.row_end - blocks.row_begin) x (blocks.a_col_end - blocks.a_col_begin), ...
+//   nearsparse::distributed_spamm_plan plan(MPI_COMM_WORLD, exec, A, B, opt);
+//   plan.multiply(exec, 1.0f, 0.0f, C);   // this process's block of C
+//
+// Every member function is collective over the communicator; an error found by one process is
+// raised on all of them. The plan must be destroyed before MPI_Finalize.
+
+#include <nearsparse/config.hpp>
+
+#if NEARSPARSE_ENABLE_MPI
+
+#include <nearsparse/core/detail/broadcast_channel.hpp>
+#include <nearsparse/core/detail/mpi.hpp>
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/gpu_transport.hpp>
+#include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/spamm/plan.hpp>
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nearsparse {
+
+struct distributed_spamm_options {
+  /// Process grid P_r x P_c; P_r = 0 takes all processes over P_c columns.
+  int process_rows = 0;
+  int process_cols = 1;
+  /// Each block of k (a process's rows of B, or columns of A) travels and is multiplied in this
+  /// many panels: more panels overlap more of the transfer, at one more pass over C each.
+  int panels_per_block = 1;
+  /// Keep the panels received for later products (B replicated, Algorithm 4). false holds two
+  /// panels of each operand at a time (SUMMA's memory) and sends them again every product.
+  bool keep_panels = true;
+  gpu_transport transport = gpu_transport::automatic;
+};
+
+/// This process's part of an m x k times k x n product (half-open ranges).
+struct spamm_blocks {
+  int process_row = 0, process_col = 0;
+  int row_begin = 0, row_end = 0;      ///< rows of A and C
+  int col_begin = 0, col_end = 0;      ///< columns of B and C
+  int a_col_begin = 0, a_col_end = 0;  ///< columns of A (a range of k)
+  int b_row_begin = 0, b_row_end = 0;  ///< rows of B (a range of k)
+};
+
+namespace detail::spamm {
+
+/// Part p of `extent` split over `parts` in whole tiles, as even as tiles allow.
+inline std::pair<int, int> tile_share(int extent, int tile, int parts, int p) {
+  const std::int64_t tiles = (std::int64_t(extent) + tile - 1) / tile;
+  auto edge = [&](int q) { return int(std::min<std::int64_t>(extent, tiles * q / parts * tile)); };
+  return {edge(p), p + 1 == parts ? extent : edge(p + 1)};
+}
+
+/// {P_r, P_c} for `size` processes; throws unless they multiply to `size`.
+inline std::pair<int, int> process_grid(const char* fn, int size,
+                                        const distributed_spamm_options& o) {
+  require(o.process_cols >= 1, fn, "options.process_cols",
+          concat("is ", o.process_cols, "; it must be at least 1"));
+  require(o.process_rows >= 0, fn, "options.process_rows",
+          concat("is ", o.process_rows, "; it must be at least 1, or 0 for all processes"));
+  const int pr = o.process_rows == 0 ? size / o.process_cols : o.process_rows;
+  require(pr >= 1 && pr * o.process_cols == size, fn, "options.process_rows",
+          concat("and options.process_cols give a ", pr, " x ", o.process_cols,
+                 " process grid, but the communicator has ", size, " processes"));
+  require(o.panels_per_block >= 1, fn, "options.panels_per_block",
+          concat("is ", o.panels_per_block, "; it must be at least 1"));
+  return {pr, o.process_cols};
+}
+
+/// Raises on every process when `ok` is false on any, so that no process is left waiting in a
+/// collective: `problem` where it failed, `summary` and the failing process elsewhere.
+inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const char* argument,
+                               const std::string& problem, const std::string& summary) {
+  int mine = ok ? 1 : 0, all = 0;
+  mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm), fn, "MPI_Allreduce");
+  if (all) return;
+  int first = ok ? mpi_size(comm) : mpi_rank(comm);
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), fn, "MPI_Allreduce");
+  throw_invalid_argument(fn, argument,
+                         ok ? concat(summary, " on process ", first)
+                            : concat(problem, " (on process ", mpi_rank(comm), ")"));
+}
+
+/// C = beta * C (C = 0 when beta is 0, so NaN in C does not survive).
+template <class ExecSpace, class CView>
+void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, const CView& c) {
+  using c_value = typename CView::non_const_value_type;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::scale_c",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+          exec, {0, 0}, {std::int64_t(c.extent(0)), std::int64_t(c.extent(1))}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
+      });
+}
+
+}  // namespace detail::spamm
+
+/// Equal tile-aligned blocks of an m x k times k x n product for this process of `comm`.
+inline spamm_blocks distributed_spamm_blocks(MPI_Comm comm, int m, int n, int k, int tile,
+                                             const distributed_spamm_options& o = {}) {
+  constexpr const char* fn = "nearsparse::distributed_spamm_blocks";
+  require(m >= 0 && n >= 0 && k >= 0, fn, "m",
+          detail::concat("n and k must not be negative; got ", m, ", ", n, ", ", k));
+  require(tile >= 1, fn, "tile", detail::concat("is ", tile, "; it must be positive"));
+  const auto [pr, pc] = detail::spamm::process_grid(fn, detail::mpi_size(comm), o);
+  const int rank = detail::mpi_rank(comm);
+  spamm_blocks b;
+  b.process_row = rank / pc;
+  b.process_col = rank % pc;
+  std::tie(b.row_begin, b.row_end) = detail::spamm::tile_share(m, tile, pr, b.process_row);
+  std::tie(b.col_begin, b.col_end) = detail::spamm::tile_share(n, tile, pc, b.process_col);
+  std::tie(b.a_col_begin, b.a_col_end) = detail::spamm::tile_share(k, tile, pc, b.process_col);
+  std::tie(b.b_row_begin, b.b_row_end) = detail::spamm::tile_share(k, tile, pr, b.process_row);
+  return b;
+}
+
+template <class ExecSpace>
+class distributed_spamm_plan {
+ public:
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  using norm_map_type = detail::spamm::norm_map<memory_space>;
+  using work_matrix_type = detail::spamm::work_matrix<memory_space>;
+
+  /// Collective. `a` and `b` are this process's blocks (see the file comment); options as for
+  /// spamm_plan, with tau or the target valid ratio applying to the whole product.
+  template <class AView, class BView>
+  distributed_spamm_plan(MPI_Comm comm, const ExecSpace& exec, const AView& a, const BView& b,
+                         const spamm_options& options = spamm_options{},
+                         const distributed_spamm_options& dist = distributed_spamm_options{})
+      : options_(options), dist_(dist) {
+    static_assert_matrix<ExecSpace, AView>();
+    static_assert_matrix<ExecSpace, BView>();
+    static_assert(detail::spamm::is_real_input_v<typename AView::value_type> &&
+                      detail::spamm::is_real_input_v<typename BView::value_type>,
+                  "nearsparse::distributed_spamm_plan: A and B must hold real values");
+    detail::spamm::validate_options(fn, options);
+    world_ = comm;
+    std::tie(pr_, pc_) = detail::spamm::process_grid(fn, detail::mpi_size(comm), dist);
+    const int rank = detail::mpi_rank(comm);
+    prow_ = rank / pc_;
+    pcol_ = rank % pc_;
+    split_communicators();
+    lay_out(a, b);
+    if (pc_ > 1) a_channel_ = std::make_unique<channel>(row_comm_->comm, dist.transport, fn);
+    if (pr_ > 1) b_channel_ = std::make_unique<channel>(col_comm_->comm, dist.transport, fn);
+    work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), local_geo_.mt,
+                             local_geo_.nt);
+    prepare(exec, a, detail::spamm::operand::a);
+    prepare(exec, b, detail::spamm::operand::b);
+    if (options.target_valid_ratio > 0) {
+      search_tau(exec, options.target_valid_ratio, options.search);
+    } else {
+      set_tau(exec, options.tau);
+    }
+  }
+
+  distributed_spamm_plan(const distributed_spamm_plan&) = delete;
+  distributed_spamm_plan& operator=(const distributed_spamm_plan&) = delete;
+
+  /// Replaces this process's block of A (same extents); tau kept. Collective.
+  template <class AView>
+  void update_a(const ExecSpace& exec, const AView& a) {
+    static_assert_matrix<ExecSpace, AView>();
+    check_block_extents("update_a", "A", a, local_geo_.m, a_cols_);
+    prepare(exec, a, detail::spamm::operand::a);
+    set_tau(exec, tau_);
+  }
+
+  /// Replaces this process's block of B (same extents): for a power A^p, pass the product's
+  /// block back in when the rows of A and the rows of B are split alike. Collective.
+  template <class BView>
+  void update_b(const ExecSpace& exec, const BView& b) {
+    static_assert_matrix<ExecSpace, BView>();
+    check_block_extents("update_b", "B", b, b_rows_, local_geo_.n);
+    prepare(exec, b, detail::spamm::operand::b);
+    set_tau(exec, tau_);
+  }
+
+  /// Sets the threshold for the whole product; recomputes V and the valid ratio. Collective.
+  void set_tau(const ExecSpace& exec, double tau) {
+    require_nonnegative("nearsparse::distributed_spamm_plan::set_tau", "tau", tau);
+    tau_ = tau;
+    Kokkos::deep_copy(exec, work_, 0);
+    work_matrix_type part;
+    if (!panels_.empty())
+      part = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V_panel"), local_geo_.mt,
+                              local_geo_.nt);
+    std::int64_t local = 0;
+    for (const auto& p : panels_) {
+      local += detail::spamm::count_kept(exec, p.a_norms, p.b_norms, tau, part);
+      auto v = work_;
+      Kokkos::parallel_for(
+          "nearsparse::spamm::sum_V",
+          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
+              exec, {0, 0}, {std::int64_t(local_geo_.mt), std::int64_t(local_geo_.nt)}),
+          KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
+    }
+    local_kept_ = local;
+    kept_ = local;
+    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &kept_, 1, MPI_INT64_T, MPI_SUM, world_), fn,
+                      "MPI_Allreduce");
+  }
+
+  /// The tau whose valid ratio over the whole product is closest to `target`, as a single
+  /// process would find it; sets it. Collective.
+  spamm_search_result search_tau(const ExecSpace& exec, double target,
+                                 const spamm_search_options& search = spamm_search_options{}) {
+    detail::spamm::validate_search("nearsparse::distributed_spamm_plan::search_tau", target,
+                                   search);
+    spamm_search_result result;
+    result.target = target;
+    const double total = global_geo_.tile_products();
+    if (total == 0 || target >= 1.0) {
+      set_tau(exec, 0.0);
+      result.valid_ratio = valid_ratio();
+      result.converged = true;
+      return result;
+    }
+    // The mean of all norm products: each process's panels hold a disjoint part of them.
+    double sum = 0.0;
+    for (const auto& p : panels_)
+      sum +=
+          detail::spamm::average_norm_product(exec, p.a_norms, p.b_norms) * p.geo.tile_products();
+    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, world_), fn,
+                      "MPI_Allreduce");
+    work_matrix_type none;
+    const auto found = detail::spamm::bisect_tau(target, search, sum / total, [&](double tau) {
+      std::int64_t kept = 0;
+      for (const auto& p : panels_)
+        kept += detail::spamm::count_kept(exec, p.a_norms, p.b_norms, tau, none);
+      detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &kept, 1, MPI_INT64_T, MPI_SUM, world_), fn,
+                        "MPI_Allreduce");
+      return double(kept) / total;
+    });
+    set_tau(exec, found.tau);
+    result.iterations = found.iterations;
+    result.tau = found.tau;
+    result.valid_ratio = valid_ratio();
+    result.converged = std::abs(result.valid_ratio - target) <= search.tolerance;
+    return result;
+  }
+
+  /// This process's block of C = alpha * A * B + beta * C over the kept tile products of the
+  /// whole product. Collective: every process calls it, also one whose block of C is empty.
+  template <class CView>
+  void multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
+                typename CView::const_value_type beta, const CView& c) {
+    static_assert_matrix<ExecSpace, CView>();
+    using c_value = typename CView::non_const_value_type;
+    static_assert(detail::spamm::is_real_output_v<c_value>,
+                  "nearsparse::distributed_spamm_plan: C must hold float or double");
+    static_assert(!std::is_const<typename CView::value_type>::value,
+                  "nearsparse::distributed_spamm_plan: C must be writable");
+    check_block_extents("multiply", "C", c, local_geo_.m, local_geo_.n);
+    detail::spamm::collective_require(
+        world_, std::isfinite(double(alpha)) && std::isfinite(double(beta)), fn, "alpha",
+        "and beta must be finite", "and beta must be finite");
+    const bool empty_c = local_geo_.m == 0 || local_geo_.n == 0;
+    if (panels_.empty()) {  // k = 0: C = beta * C
+      if (!empty_c) detail::spamm::scale_c(exec, c_value(beta), c);
+      return;
+    }
+    if (a_channel_) a_channel_->begin_round(exec);
+    if (b_channel_) b_channel_->begin_round(exec);
+    received_bytes_ = 0;
+    const std::size_t count = panels_.size();
+    std::vector<transfer> moves(count);
+    bool first = true;
+    auto compute = [&](std::size_t t) {
+      if (moves[t].a_receive >= 0) a_channel_->finish(exec, moves[t].a_receive);
+      if (moves[t].b_receive >= 0) b_channel_->finish(exec, moves[t].b_receive);
+      if (empty_c) return;
+      const panel& p = panels_[t];
+      detail::spamm::multiply_problem prob;
+      prob.precision = options_.precision;
+      prob.geo = p.geo;
+      prob.a = moves[t].a;
+      prob.b = moves[t].b;
+      prob.a_norms = p.a_norms.data();
+      prob.b_norms = p.b_norms.data();
+      prob.tau = tau_;
+      prob.stride = options_.load_balance_stride;
+      const c_value panel_beta = first ? c_value(beta) : c_value(1);
+      first = false;
+      if (options_.kernel == spamm_kernel::portable) {
+        detail::spamm::multiply_portable(exec, prob, c_value(alpha), panel_beta, c);
+      } else {
+        detail::spamm::multiply(exec, prob, c_value(alpha), panel_beta, c);
+      }
+    };
+    if (dist_.keep_panels) {
+      // Every missing panel starts travelling at once (in the same order on every process);
+      // the panels already here are multiplied while they do.
+      for (std::size_t t = 0; t < count; ++t) moves[t] = start(exec, t, t);
+      for (std::size_t t = 0; t < count; ++t)
+        if (moves[t].local()) compute(t);
+      for (std::size_t t = 0; t < count; ++t)
+        if (!moves[t].local()) compute(t);
+      for (auto& p : panels_) p.a_kept = p.b_kept = true;
+    } else {
+      // Two slots per operand: panel t + 1 travels while panel t is multiplied.
+      moves[0] = start(exec, 0, 0);
+      for (std::size_t t = 0; t < count; ++t) {
+        if (t + 1 < count) {
+          if (a_channel_) a_channel_->release(exec);
+          if (b_channel_) b_channel_->release(exec);
+          moves[t + 1] = start(exec, t + 1, (t + 1) % 2);
+        }
+        compute(t);
+      }
+    }
+    // The sends complete too: the next update or product may overwrite what they read.
+    for (const auto& m : moves) {
+      if (m.a_send >= 0) a_channel_->finish(exec, m.a_send);
+      if (m.b_send >= 0) b_channel_->finish(exec, m.b_send);
+    }
+  }
+
+  double tau() const { return tau_; }
+  /// Kept tile products of the whole product over MT * KT * NT (0 for an empty product).
+  double valid_ratio() const {
+    const double total = global_geo_.tile_products();
+    return total > 0 ? double(kept_) / total : 0.0;
+  }
+  std::int64_t kept_count() const { return kept_; }
+  /// Kept tile products of this process's block of C.
+  std::int64_t local_kept_count() const { return local_kept_; }
+  /// V for this process's block of C (its MT_I x NT_J output tiles).
+  const work_matrix_type& work_matrix() const { return work_; }
+  const spamm_options& options() const { return options_; }
+  const distributed_spamm_options& distribution() const { return dist_; }
+  int rows() const { return global_geo_.m; }
+  int cols() const { return global_geo_.n; }
+  int inner() const { return global_geo_.k; }
+  int process_rows() const { return pr_; }
+  int process_cols() const { return pc_; }
+  /// Panels of k the product runs in, and the bytes this process received in the last
+  /// multiply (0 once kept panels are all here).
+  int panel_count() const { return int(panels_.size()); }
+  std::size_t received_bytes() const { return received_bytes_; }
+  /// How GPU buffers travel (host_staging on host backends, where nothing is staged).
+  gpu_transport transport() const {
+    return b_channel_   ? b_channel_->kind()
+           : a_channel_ ? a_channel_->kind()
+                        : detail::resolve_transport<ExecSpace>(dist_.transport, fn);
+  }
+
+ private:
+  static constexpr const char* fn = "nearsparse::distributed_spamm_plan";
+  using raw_buffer = Kokkos::View<double*, memory_space>;
+  using channel = detail::broadcast_channel<ExecSpace>;
+  static std::size_t words(std::size_t bytes) { return (bytes + 7) / 8; }
+
+  struct comm_holder {
+    MPI_Comm comm = MPI_COMM_NULL;
+    ~comm_holder() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+    }
+  };
+
+  /// A panel of k: columns [k0, k1) of A and rows [k0, k1) of B, packed as spamm_plan packs a
+  /// whole operand (A: mp x kp_t, B^T: np x kp_t), with the norms of its tiles.
+  struct panel {
+    int k0 = 0, k1 = 0;
+    int a_owner = 0, b_owner = 0;  ///< process column holding A's part, row holding B's
+    detail::spamm::geometry geo;
+    raw_buffer a, b;  ///< owned here, or kept after being received
+    bool a_kept = false, b_kept = false;
+    norm_map_type a_norms, b_norms;
+  };
+
+  /// Where one panel's operands are for a multiply, and the broadcasts that bring them here
+  /// (receive) or take them from here (send).
+  struct transfer {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    int a_receive = -1, b_receive = -1, a_send = -1, b_send = -1;
+    bool local() const { return a_receive < 0 && b_receive < 0; }
+  };
+
+  std::size_t a_bytes(const panel& p) const {
+    return std::size_t(p.geo.mp) * p.geo.kp * detail::spamm::storage_bytes(options_.precision);
+  }
+  std::size_t b_bytes(const panel& p) const {
+    return std::size_t(p.geo.np) * p.geo.kp * detail::spamm::storage_bytes(options_.precision);
+  }
+
+  raw_buffer& ensure(raw_buffer& buf, std::size_t bytes, const ExecSpace& exec, const char* label) {
+    if (buf.extent(0) < words(bytes))
+      buf = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
+                                          std::string("nearsparse::spamm::") + label),
+                       words(bytes));
+    return buf;
+  }
+
+  /// Starts moving what panel t lacks on the processes that lack it: into the panel's own
+  /// buffers (keep_panels) or slot s. Whether an operand travels is decided alike on every
+  /// process of its row or column (`*_kept` changes only in collective calls).
+  transfer start(const ExecSpace& exec, std::size_t t, std::size_t s) {
+    panel& p = panels_[t];
+    transfer m;
+    auto one = [&](channel* ch, bool owner, bool kept, int root, std::size_t bytes, raw_buffer& own,
+                   std::vector<raw_buffer>& slots, const char* label, const void*& where,
+                   int& receive, int& send) {
+      if (owner || !ch || kept) {  // here already
+        where = own.data();
+        if (owner && ch && !kept) send = ch->start(exec, own.data(), bytes, root);
+        return;
+      }
+      if (dist_.keep_panels) {
+        ensure(own, bytes, exec, label);
+      } else {
+        if (slots.size() <= s) slots.resize(s + 1);
+        ensure(slots[s], bytes, exec, label);
+      }
+      raw_buffer& buf = dist_.keep_panels ? own : slots[s];
+      where = buf.data();
+      receive = ch->start(exec, buf.data(), bytes, root);
+      received_bytes_ += bytes;
+    };
+    one(a_channel_.get(), p.a_owner == pcol_, p.a_kept, p.a_owner, a_bytes(p), p.a, a_slots_,
+        "A_panel", m.a, m.a_receive, m.a_send);
+    one(b_channel_.get(), p.b_owner == prow_, p.b_kept, p.b_owner, b_bytes(p), p.b, b_slots_,
+        "Bt_panel", m.b, m.b_receive, m.b_send);
+    return m;
+  }
+
+  void split_communicators() {
+    row_comm_ = std::make_shared<comm_holder>();
+    col_comm_ = std::make_shared<comm_holder>();
+    detail::mpi_check(MPI_Comm_split(world_, prow_, pcol_, &row_comm_->comm), fn, "MPI_Comm_split");
+    detail::mpi_check(MPI_Comm_split(world_, pcol_, prow_, &col_comm_->comm), fn, "MPI_Comm_split");
+  }
+
+  /// Gathers every process's block extents, checks that they form the grid on the tile grid,
+  /// and cuts k into panels.
+  template <class AView, class BView>
+  void lay_out(const AView& a, const BView& b) {
+    const int size = pr_ * pc_, tile = options_.tile;
+    const std::int64_t limit = std::numeric_limits<int>::max() - detail::spamm::block_pad;
+    const std::int64_t mine[4] = {std::int64_t(a.extent(0)), std::int64_t(a.extent(1)),
+                                  std::int64_t(b.extent(0)), std::int64_t(b.extent(1))};
+    std::vector<std::int64_t> all(4 * std::size_t(size));
+    detail::mpi_check(MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, world_), fn,
+                      "MPI_Allgather");
+    auto at = [&](int r, int what) { return all[4 * std::size_t(r) + std::size_t(what)]; };
+    // Block extents by process row (rows of A and C, rows of B) and column (columns of A, of B).
+    std::vector<std::int64_t> m_of(pr_), kb_of(pr_), ka_of(pc_), n_of(pc_);
+    for (int i = 0; i < pr_; ++i) {
+      m_of[i] = at(i * pc_, 0);
+      kb_of[i] = at(i * pc_, 2);
+    }
+    for (int j = 0; j < pc_; ++j) {
+      ka_of[j] = at(j, 1);
+      n_of[j] = at(j, 3);
+    }
+    for (int r = 0; r < size; ++r) {
+      const int i = r / pc_, j = r % pc_;
+      // Each extent is compared with the first process of the same process row or column.
+      auto agree = [&](const char* name, const char* what, std::int64_t got, std::int64_t want,
+                       int ref, const char* along) {
+        require(got == want, fn, name,
+                detail::concat("of process ", r, " has ", got, " ", what, ", but process ", ref,
+                               " of the same process ", along, " has ", want, " (grid ", pr_, " x ",
+                               pc_, ")"));
+      };
+      agree("A", "rows", at(r, 0), m_of[i], i * pc_, "row");
+      agree("A", "columns", at(r, 1), ka_of[j], j, "column");
+      agree("B", "rows", at(r, 2), kb_of[i], i * pc_, "row");
+      agree("B", "columns", at(r, 3), n_of[j], j, "column");
+    }
+    auto offsets = [&](const std::vector<std::int64_t>& ext, const char* name) {
+      std::vector<std::int64_t> off(1, 0);
+      for (std::int64_t e : ext) off.push_back(off.back() + e);
+      for (std::size_t q = 1; q + 1 < off.size(); ++q)
+        require(off[q] % tile == 0 || off[q] == off.back(), fn, name,
+                detail::concat("of block ", q, " start at ", off[q],
+                               ", off the tile grid: every "
+                               "block but the last must hold whole tiles (",
+                               tile, ")"));
+      require(off.back() <= limit, fn, name,
+              detail::concat("total ", off.back(), ", more than the supported ", limit));
+      return off;
+    };
+    const auto m_off = offsets(m_of, "rows of A");
+    const auto n_off = offsets(n_of, "columns of B");
+    const auto ka_off = offsets(ka_of, "columns of A");
+    const auto kb_off = offsets(kb_of, "rows of B");
+    require(ka_off.back() == kb_off.back(), fn, "B",
+            detail::concat("has ", kb_off.back(), " rows in all, but A has ", ka_off.back(),
+                           " columns: the inner extents must match"));
+    global_geo_ =
+        detail::spamm::geometry(int(m_off.back()), int(n_off.back()), int(ka_off.back()), tile);
+    local_geo_ = detail::spamm::geometry(int(m_of[prow_]), int(n_of[pcol_]), 0, tile);
+    a_col_begin_ = int(ka_off[pcol_]);
+    a_cols_ = int(ka_of[pcol_]);
+    b_row_begin_ = int(kb_off[prow_]);
+    b_rows_ = int(kb_of[prow_]);
+    // Panels: the union of both block edges along k, each block cut in panels_per_block.
+    std::vector<std::int64_t> edges(ka_off.begin(), ka_off.end());
+    edges.insert(edges.end(), kb_off.begin(), kb_off.end());
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    for (std::size_t e = 0; e + 1 < edges.size(); ++e) {
+      const int lo = int(edges[e]), hi = int(edges[e + 1]);
+      const int pieces = dist_.panels_per_block;
+      for (int q = 0; q < pieces; ++q) {
+        const auto [s0, s1] = detail::spamm::tile_share(hi - lo, tile, pieces, q);
+        if (s1 <= s0) continue;
+        panel p;
+        p.k0 = lo + s0;
+        p.k1 = lo + s1;
+        p.a_owner = int(std::upper_bound(ka_off.begin(), ka_off.end(), p.k0) - ka_off.begin()) - 1;
+        p.b_owner = int(std::upper_bound(kb_off.begin(), kb_off.end(), p.k0) - kb_off.begin()) - 1;
+        p.geo = detail::spamm::geometry(local_geo_.m, local_geo_.n, p.k1 - p.k0, tile);
+        panels_.push_back(p);
+      }
+    }
+  }
+
+  template <class View>
+  void check_block_extents(const char* what, const char* name, const View& v, int rows,
+                           int cols) const {
+    const bool ok = v.extent(0) == std::size_t(rows) && v.extent(1) == std::size_t(cols);
+    detail::spamm::collective_require(
+        world_, ok, detail::concat("nearsparse::distributed_spamm_plan::", what).c_str(), name,
+        detail::concat("is ", detail::extents_string(v), ", but this process's block is ", rows,
+                       " x ", cols),
+        "has the wrong extents");
+  }
+
+  template <class Part>
+  std::size_t pack(const ExecSpace& exec, const Part& part, bool transpose, raw_buffer& buf,
+                   int rows_p, int cols_p) const {
+    return detail::spamm::with_format(options_.precision, [&](auto fmt) {
+      using Format = decltype(fmt);
+      using storage = typename Format::storage;
+      return detail::spamm::pack_operand<Format>(exec, part, transpose,
+                                                 reinterpret_cast<storage*>(buf.data()), rows_p,
+                                                 cols_p, options_.check_finite);
+    });
+  }
+
+  /// Packs this process's parts of one operand panel by panel, computes their norms, and
+  /// shares the norms along its process row (A) or column (B).
+  template <class View>
+  void prepare(const ExecSpace& exec, const View& x, detail::spamm::operand which) {
+    const bool is_a = which == detail::spamm::operand::a;
+    std::size_t bad = 0;
+    for (auto& p : panels_) {
+      const bool mine = is_a ? p.a_owner == pcol_ : p.b_owner == prow_;
+      norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
+      if (norms.extent(0) == 0 && norms.extent(1) == 0)
+        norms = is_a ? norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap"),
+                                     p.geo.mt, p.geo.kt)
+                     : norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap"),
+                                     p.geo.kt, p.geo.nt);
+      if (is_a) {
+        p.a_kept = false;
+      } else {
+        p.b_kept = false;
+      }
+      if (!mine) continue;
+      raw_buffer& buf = ensure(is_a ? p.a : p.b, is_a ? a_bytes(p) : b_bytes(p), exec,
+                               is_a ? "A_panel" : "Bt_panel");
+      if (is_a) {
+        bad += pack(exec,
+                    Kokkos::subview(x, Kokkos::ALL(),
+                                    std::make_pair(p.k0 - a_col_begin_, p.k1 - a_col_begin_)),
+                    false, buf, p.geo.mp, p.geo.kp);
+      } else {
+        bad += pack(exec,
+                    Kokkos::subview(x, std::make_pair(p.k0 - b_row_begin_, p.k1 - b_row_begin_),
+                                    Kokkos::ALL()),
+                    true, buf, p.geo.np, p.geo.kp);
+      }
+      if (options_.kernel == spamm_kernel::portable) {
+        detail::spamm::compute_norms_portable(exec, options_.precision, buf.data(), p.geo, which,
+                                              norms);
+      } else {
+        detail::spamm::compute_norms(exec, options_.precision, buf.data(), p.geo, which, norms);
+      }
+    }
+    detail::spamm::collective_require(world_, bad == 0, fn, is_a ? "A" : "B",
+                                      detail::concat("(", detail::extents_string(x), ") holds ",
+                                                     bad, " non-finite value(s) (NaN or Inf)"),
+                                      "holds non-finite values (NaN or Inf)");
+    // Norm maps are small: they travel through the host.
+    MPI_Comm comm = is_a ? row_comm_->comm : col_comm_->comm;
+    if ((is_a ? pc_ : pr_) == 1) return;
+    for (auto& p : panels_) {
+      norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
+      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), norms);
+      detail::mpi_check(
+          MPI_Bcast(host.data(), int(host.size()), MPI_DOUBLE, is_a ? p.a_owner : p.b_owner, comm),
+          fn, "MPI_Bcast");
+      Kokkos::deep_copy(exec, norms, host);
+      exec.fence();
+    }
+  }
+
+  spamm_options options_;
+  distributed_spamm_options dist_;
+  MPI_Comm world_ = MPI_COMM_NULL;
+  std::shared_ptr<comm_holder> row_comm_, col_comm_;
+  int pr_ = 1, pc_ = 1, prow_ = 0, pcol_ = 0;
+  detail::spamm::geometry global_geo_, local_geo_;  ///< local: this process's block of C
+  int a_col_begin_ = 0, a_cols_ = 0, b_row_begin_ = 0, b_rows_ = 0;
+  std::vector<panel> panels_;
+  std::vector<raw_buffer> a_slots_, b_slots_;
+  std::unique_ptr<channel> a_channel_, b_channel_;
+  work_matrix_type work_;
+  double tau_ = 0.0;
+  std::int64_t kept_ = 0, local_kept_ = 0;
+  std::size_t received_bytes_ = 0;
+};
+
+template <class ExecSpace, class AView, class BView>
+distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const spamm_options&,
+                       const distributed_spamm_options&) -> distributed_spamm_plan<ExecSpace>;
+template <class ExecSpace, class AView, class BView>
+distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const spamm_options&)
+    -> distributed_spamm_plan<ExecSpace>;
+template <class ExecSpace, class AView, class BView>
+distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&)
+    -> distributed_spamm_plan<ExecSpace>;
+
+}  // namespace nearsparse
+
+#endif

@@ -1,0 +1,89 @@
+// NCCL communicators for the multi-process drivers (see nccl_communicator.hpp).
+#include <nearsparse/core/detail/mpi.hpp>
+#include <nearsparse/core/detail/nccl_communicator.hpp>
+#include <nearsparse/core/errors.hpp>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+#include <vector>
+
+namespace nearsparse::detail {
+
+namespace {
+
+constexpr const char* driver = "nearsparse NCCL communicator";
+
+void nccl_check(ncclResult_t code, const char* call) {
+  if (code != ncclSuccess)
+    throw nearsparse::runtime_error(std::string(driver) + ": " + call + " failed (" +
+                                    ncclGetErrorString(code) + ")");
+}
+
+void cuda_check(cudaError_t code, const char* call) {
+  if (code != cudaSuccess)
+    throw nearsparse::runtime_error(std::string(driver) + ": " + call + " failed (" +
+                                    cudaGetErrorString(code) + ")");
+}
+
+}  // namespace
+
+struct nccl_communicator::state {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ready = nullptr;    // reused: the caller's stream reached the broadcast
+  std::vector<cudaEvent_t> done;  // one per ticket of the current round, reused
+  std::size_t next = 0;           // tickets handed out this round
+};
+
+nccl_communicator::nccl_communicator(MPI_Comm comm) : state_(std::make_unique<state>()) {
+  ncclUniqueId id;
+  if (mpi_rank(comm) == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), driver, "MPI_Bcast");
+  nccl_check(ncclCommInitRank(&state_->comm, mpi_size(comm), id, mpi_rank(comm)),
+             "ncclCommInitRank");
+  cuda_check(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking),
+             "cudaStreamCreateWithFlags");
+  cuda_check(cudaEventCreateWithFlags(&state_->ready, cudaEventDisableTiming), "cudaEventCreate");
+}
+
+nccl_communicator::~nccl_communicator() {
+  if (!state_) return;
+  cudaStreamSynchronize(state_->stream);
+  for (auto e : state_->done) cudaEventDestroy(e);
+  cudaEventDestroy(state_->ready);
+  cudaStreamDestroy(state_->stream);
+  ncclCommDestroy(state_->comm);
+}
+
+int nccl_communicator::broadcast(void* data, std::size_t bytes, int root, void* after_stream) {
+  auto& s = *state_;
+  wait_for(after_stream);
+  nccl_check(ncclBroadcast(data, data, bytes, ncclChar, root, s.comm, s.stream), "ncclBroadcast");
+  if (s.next == s.done.size()) {
+    cudaEvent_t event = nullptr;
+    cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+    s.done.push_back(event);
+  }
+  cuda_check(cudaEventRecord(s.done[s.next], s.stream), "cudaEventRecord");
+  return static_cast<int>(s.next++);
+}
+
+void nccl_communicator::begin_round() {
+  state_->next = 0;
+}
+
+void nccl_communicator::wait(int ticket, void* stream) {
+  cuda_check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                 state_->done.at(std::size_t(ticket)), 0),
+             "cudaStreamWaitEvent");
+}
+
+void nccl_communicator::wait_for(void* stream) {
+  auto& s = *state_;
+  cuda_check(cudaEventRecord(s.ready, static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+  cuda_check(cudaStreamWaitEvent(s.stream, s.ready, 0), "cudaStreamWaitEvent");
+}
+
+}  // namespace nearsparse::detail

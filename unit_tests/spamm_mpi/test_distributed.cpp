@@ -1,0 +1,353 @@
+// Distributed SpAMM over MPI: on every process grid the processes' blocks of C equal the blocks of
+// a single-process spamm_plan's C to rounding, with the same kept tile products, the same work
+// matrix and a global valid ratio; kept panels are not sent again; a target valid ratio is met
+// over the whole product; bad input is refused on every process alike. Runs under mpiexec with
+// 2 and 4 processes, on every enabled execution space.
+
+#define CATCH_CONFIG_RUNNER  // main() below starts MPI and Kokkos around the session
+#include "../spamm/spamm_reference.hpp"
+#include "support/host_reference.hpp"
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/execution_spaces.hpp>
+#include <nearsparse/core/random.hpp>
+#include <nearsparse/spamm.hpp>
+#include <nearsparse/spamm/distributed.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using nearsparse::distributed_spamm_options;
+using nearsparse::spamm_precision;
+using nearsparse::test::host_matrix;
+namespace ref = nearsparse::test::spamm;
+
+namespace {
+
+std::uint64_t shared_seed() {
+  std::uint64_t seed =
+      std::uint64_t(std::random_device{}()) << 20 ^ std::uint64_t(std::random_device{}());
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return seed;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+template <class Exec, class T = double>
+using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
+
+// The same random matrix on every process (same seed), decaying away from the diagonal so that
+// tile norms spread and thresholds cut between them.
+template <class Exec>
+matrix<Exec> decaying_random(const Exec& exec, int rows, int cols, std::uint64_t seed) {
+  matrix<Exec> a("a", rows, cols);
+  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {long(rows), long(cols)}),
+      KOKKOS_LAMBDA(const long i, const long j) {
+        const double d = static_cast<double>(i > j ? i - j : j - i);
+        a(i, j) *= 1.0 / (1.0 + 0.02 * d * d);
+      });
+  exec.fence();
+  return a;
+}
+
+template <class View>
+auto block(const View& v, int r0, int r1, int c0, int c1) {
+  return Kokkos::subview(v, std::make_pair(r0, r1), std::make_pair(c0, c1));
+}
+
+// A contiguous copy of a block, so the plan sees both strided and contiguous inputs.
+template <class Exec, class View>
+matrix<Exec, typename View::non_const_value_type> copy_block(const Exec& exec, const View& v,
+                                                             int r0, int r1, int c0, int c1) {
+  matrix<Exec, typename View::non_const_value_type> out("block", r1 - r0, c1 - c0);
+  Kokkos::deep_copy(exec, out, block(v, r0, r1, c0, c1));
+  exec.fence();
+  return out;
+}
+
+// Process grids the communicator's size allows: 1-D (Algorithm 4), one process row, and a
+// square-ish 2-D grid.
+std::vector<std::pair<int, int>> grids(int size) {
+  std::vector<std::pair<int, int>> g = {{size, 1}, {1, size}};
+  if (size == 4) g.push_back({2, 2});
+  return g;
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("distributed spamm equals single-process spamm on every grid",
+                        "[spamm][mpi]", nearsparse::enabled_execution_spaces) {
+  using exec_t = TestType;
+  const exec_t exec;
+  const auto seed = shared_seed();
+  const int m = 203, k = 150, n = 177;  // not multiples of the tile, rectangular
+  INFO("seed " << seed << ", " << world_size() << " processes, " << exec_t::name());
+  const auto a = decaying_random(exec, m, k, seed);
+  const auto b = decaying_random(exec, k, n, seed + 1);
+  const auto c0 = decaying_random(exec, m, n, seed + 2);
+  for (auto precision : {spamm_precision::fp64, spamm_precision::fp32, spamm_precision::fp16}) {
+    nearsparse::spamm_options o;
+    o.precision = precision;
+    o.tile = 32;
+    o.tau = 0.0;
+    // A threshold that keeps part of the tile products, from the single-process norms.
+    nearsparse::spamm_plan<exec_t> single(exec, a, b, o);
+    single.search_tau(exec, 0.4);
+    o.tau = single.tau();
+    single.set_tau(exec, o.tau);
+    const double alpha = 0.75, beta = -0.5;
+    matrix<exec_t> c_single("c_single", m, n);
+    Kokkos::deep_copy(exec, c_single, c0);
+    single.multiply(exec, alpha, beta, c_single);
+    const auto full = nearsparse::test::to_host(c_single);
+    const auto v_single = nearsparse::test::to_host(single.work_matrix());
+    const double scale =
+        ref::abs_product_norm(alpha, nearsparse::test::to_host(a), nearsparse::test::to_host(b)) +
+        nearsparse::test::frobenius_norm(nearsparse::test::to_host(c0));
+    // Only the order of summation over the panels of k differs.
+    const double tol = 4 * ref::accumulation_tolerance(precision, k);
+    // On a GPU both ways of moving panels: NCCL (where built) and host staging.
+    std::vector<nearsparse::gpu_transport> transports = {nearsparse::gpu_transport::automatic};
+    if (!nearsparse::detail::host_accessible_v<exec_t>)
+      transports.push_back(nearsparse::gpu_transport::host_staging);
+    for (const auto& [pr, pc] : grids(world_size())) {
+      for (bool keep : {true, false}) {
+        for (int panels : {1, 2}) {
+          for (auto transport : transports) {
+            INFO(nearsparse::to_string(precision)
+                 << ", grid " << pr << " x " << pc << ", keep " << keep << ", panels per block "
+                 << panels << ", transport " << nearsparse::to_string(transport));
+            distributed_spamm_options d;
+            d.transport = transport;
+            d.process_rows = pr;
+            d.process_cols = pc;
+            d.keep_panels = keep;
+            d.panels_per_block = panels;
+            const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, 32, d);
+            const auto a_blk =
+                copy_block(exec, a, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
+            const auto b_blk = block(b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
+            auto c_blk =
+                copy_block(exec, c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end);
+            nearsparse::distributed_spamm_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o,
+                                                            d);
+            // CHECK, not REQUIRE: a process that left the test would leave the others waiting.
+            CHECK(plan.kept_count() == single.kept_count());
+            CHECK(plan.valid_ratio() == single.valid_ratio());
+            CHECK(plan.process_rows() == pr);
+            CHECK(plan.process_cols() == pc);
+            const auto v = nearsparse::test::to_host(plan.work_matrix());
+            bool v_same = true;
+            for (std::size_t i = 0; i < v.rows; ++i)
+              for (std::size_t j = 0; j < v.cols; ++j)
+                v_same =
+                    v_same && v(i, j) == v_single(blk.row_begin / 32 + i, blk.col_begin / 32 + j);
+            CHECK(v_same);
+            for (int round = 0; round < 2; ++round) {
+              if (round == 1)
+                Kokkos::deep_copy(
+                    exec, c_blk, block(c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end));
+              plan.multiply(exec, alpha, beta, c_blk);
+              exec.fence();
+              const auto got = nearsparse::test::to_host(c_blk);
+              double err = 0;
+              for (std::size_t i = 0; i < got.rows; ++i)
+                for (std::size_t j = 0; j < got.cols; ++j) {
+                  const double e = got(i, j) - full(blk.row_begin + i, blk.col_begin + j);
+                  err += e * e;
+                }
+              // The sum of the squared errors over all processes: the whole C.
+              MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+              INFO("round " << round);
+              CHECK(std::sqrt(err) <= tol * scale);
+              // Kept panels travel once; without keeping, every product sends them again.
+              if (round == 1 && keep) CHECK(plan.received_bytes() == 0);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one process",
+                        "[spamm][mpi]", nearsparse::enabled_execution_spaces) {
+  using exec_t = TestType;
+  const exec_t exec;
+  const auto seed = shared_seed();
+  const int n = 300;
+  INFO("seed " << seed << ", " << exec_t::name());
+  const auto a = decaying_random(exec, n, n, seed);
+  const auto b = decaying_random(exec, n, n, seed + 1);
+  nearsparse::spamm_options o;
+  o.precision = spamm_precision::fp64;
+  o.tile = 32;
+  o.target_valid_ratio = 0.25;
+  nearsparse::spamm_plan<exec_t> single(exec, a, b, o);
+  const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, 32);
+  const auto a_blk = block(a, blk.row_begin, blk.row_end, 0, n);
+  nearsparse::distributed_spamm_plan<exec_t> plan(
+      MPI_COMM_WORLD, exec, a_blk, block(b, blk.b_row_begin, blk.b_row_end, 0, n), o);
+  CHECK(std::abs(plan.valid_ratio() - 0.25) <= o.search.tolerance);
+  CHECK(std::abs(plan.valid_ratio() - single.valid_ratio()) <= o.search.tolerance);
+  CHECK(plan.tau() == Approx(single.tau()).epsilon(1e-6));
+  // The same tau on both: the same kept set.
+  plan.set_tau(exec, single.tau());
+  CHECK(plan.kept_count() == single.kept_count());
+
+  // A^2 then A^3 by update_b with the product (rows of A and of B split alike).
+  matrix<exec_t> c_single("c", n, n), c_blk("c_blk", blk.row_end - blk.row_begin, n);
+  single.multiply(exec, 1.0, 0.0, c_single);
+  plan.multiply(exec, 1.0, 0.0, c_blk);
+  single.update_b(exec, c_single);
+  plan.update_b(exec, c_blk);
+  CHECK(plan.kept_count() == single.kept_count());
+  matrix<exec_t> c2_single("c2", n, n), c2_blk("c2_blk", blk.row_end - blk.row_begin, n);
+  single.multiply(exec, 1.0, 0.0, c2_single);
+  plan.multiply(exec, 1.0, 0.0, c2_blk);
+  CHECK((plan.received_bytes() > 0 || world_size() == 1));  // the new B travels again
+  exec.fence();
+  const auto full = nearsparse::test::to_host(c2_single);
+  const auto got = nearsparse::test::to_host(c2_blk);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < got.rows; ++i)
+    for (std::size_t j = 0; j < got.cols; ++j) {
+      const double e = got(i, j) - full(blk.row_begin + i, j);
+      err += e * e;
+      norm += full(blk.row_begin + i, j) * full(blk.row_begin + i, j);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &norm, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(norm > 0);
+  CHECK(std::sqrt(err) <= 1e-12 * std::sqrt(norm));
+}
+
+TEMPLATE_LIST_TEST_CASE("distributed spamm handles empty extents and more processes than tiles",
+                        "[spamm][mpi][edge]", nearsparse::enabled_execution_spaces) {
+  using exec_t = TestType;
+  const exec_t exec;
+  const auto seed = shared_seed();
+  for (const auto& [m, k, n] : std::vector<std::tuple<int, int, int>>{
+           {0, 40, 40}, {40, 0, 40}, {40, 40, 0}, {33, 20, 45}}) {
+    INFO(m << " x " << k << " times " << k << " x " << n);
+    nearsparse::spamm_options o;
+    o.precision = spamm_precision::fp64;
+    o.tile = 32;
+    const auto a = decaying_random(exec, m, k, seed);
+    const auto b = decaying_random(exec, k, n, seed + 1);
+    const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, 32);
+    nearsparse::distributed_spamm_plan<exec_t> plan(
+        MPI_COMM_WORLD, exec, block(a, blk.row_begin, blk.row_end, 0, k),
+        block(b, blk.b_row_begin, blk.b_row_end, 0, n), o);
+    matrix<exec_t> c("c", blk.row_end - blk.row_begin, n);
+    Kokkos::deep_copy(exec, c, 2.0);
+    plan.multiply(exec, 1.0, 0.5, c);
+    exec.fence();
+    const auto got = nearsparse::test::to_host(c);
+    const auto ha = nearsparse::test::to_host(a), hb = nearsparse::test::to_host(b);
+    double worst = 0;
+    for (std::size_t i = 0; i < got.rows; ++i)
+      for (std::size_t j = 0; j < got.cols; ++j) {
+        double s = 1.0;  // 0.5 * 2
+        for (int l = 0; l < k; ++l) s += ha(blk.row_begin + i, l) * hb(l, j);
+        worst = std::max(worst, std::abs(got(i, j) - s));
+      }
+    CHECK(worst <= 1e-12);
+    CHECK(plan.valid_ratio() == (m * n * k == 0 ? 0.0 : 1.0));
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
+                        "[spamm][mpi][errors]", nearsparse::enabled_execution_spaces) {
+  using exec_t = TestType;
+  const exec_t exec;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int size = world_size(), n = 100;
+  const auto seed = shared_seed();
+  const auto a = decaying_random(exec, n, n, seed);
+  nearsparse::spamm_options o;
+  o.tile = 32;
+  const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, 32);
+  const auto mine = block(a, blk.row_begin, blk.row_end, 0, n);
+  const auto b_mine = block(a, blk.b_row_begin, blk.b_row_end, 0, n);
+  using plan_t = nearsparse::distributed_spamm_plan<exec_t>;
+
+  // A grid that does not hold the processes.
+  distributed_spamm_options d;
+  d.process_rows = size + 1;
+  CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, d), Contains("process grid"));
+  // Row blocks off the tile grid: one row moves from process 0 to process 1.
+  const int r0 = rank == 0 ? 0 : blk.row_begin - (rank == 1 ? 1 : 0);
+  const int r1 = blk.row_end - (rank == 0 ? 1 : 0);
+  if (size > 1)
+    CHECK_THROWS_WITH(
+        plan_t(MPI_COMM_WORLD, exec, block(a, r0, r1, 0, n), block(a, r0, r1, 0, n), o),
+        Contains("off the tile grid"));
+  // Blocks of B whose widths disagree within a process column.
+  if (size > 1)
+    CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine,
+                             block(a, blk.b_row_begin, blk.b_row_end, 0, n - rank), o),
+                      Contains("the same process column"));
+  // Inner extents that do not match.
+  CHECK_THROWS_WITH(
+      plan_t(MPI_COMM_WORLD, exec, block(a, blk.row_begin, blk.row_end, 0, n - 1), b_mine, o),
+      Contains("inner extents"));
+  // NaN in one process's block of A: every process raises.
+  matrix<exec_t> bad("bad", blk.row_end - blk.row_begin, n);
+  Kokkos::deep_copy(exec, bad, mine);
+  if (rank == size - 1 && bad.extent(0) > 0) {
+    Kokkos::deep_copy(exec, Kokkos::subview(bad, 0, 3), std::numeric_limits<double>::quiet_NaN());
+  }
+  exec.fence();
+  CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, bad, b_mine, o), Contains("non-finite"));
+  // Negative tau, and a block of C of the wrong shape on one process only.
+  nearsparse::spamm_options neg = o;
+  neg.tau = -1;
+  CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, neg), Contains("tau"));
+  plan_t plan(MPI_COMM_WORLD, exec, mine, b_mine, o);
+  matrix<exec_t> c("c", blk.row_end - blk.row_begin + (rank == 0 ? 1 : 0), n);
+  CHECK_THROWS_WITH(plan.multiply(exec, 1.0, 0.0, c), Contains("C"));
+  // NCCL where the build or the execution space has none.
+  if (!nearsparse::detail::nccl_capable_v<exec_t>) {
+    distributed_spamm_options nccl;
+    nccl.transport = nearsparse::gpu_transport::nccl;
+    CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, nccl), Contains("NCCL"));
+  }
+}
+
+int main(int argc, char* argv[]) {
+  MPI_Init(&argc, &argv);
+  int result = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    Catch::Session session;
+    if (rank != 0 && !std::getenv("NEARSPARSE_MPI_ALL_RANKS"))
+      session.configData().outputFilename = "%debug";  // one report
+    result = session.run(argc, argv);
+    int worst = 0;
+    MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    result = worst;
+  }
+  MPI_Finalize();
+  return result;
+}
