@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# On a GPU machine without MPI (run as root): unpacks the OpenMPI packages that
-# scripts/gpu_prepare_mpi.sh assembled, skipping any whose libraries the machine already has,
+# On a GPU machine (run as root): uses the machine's own MPI when it has a complete one (mpirun
+# and mpi.h); otherwise unpacks the OpenMPI packages that scripts/gpu_prepare_mpi.sh assembled
 # and makes the links Debian's installer would (mpirun, mpicxx, libmpi.so). Prints the CMake
-# arguments that find this MPI.
+# arguments that find the MPI to use. Mixing the two (a partial MPI on the machine and parts of
+# the packages) is what to avoid: their PMIx plug-ins do not load into each other.
 #
 #   scripts/gpu_mpi_setup.sh [--debs DIR]
 set -euo pipefail
@@ -17,6 +18,13 @@ esac
 ls "$debs"/*.deb >/dev/null 2>&1 ||
   { echo "gpu_mpi_setup.sh: no packages in $debs; run scripts/gpu_prepare_mpi.sh first" >&2; exit 1; }
 multiarch=x86_64-linux-gnu
+own_header=$(ls /usr/lib/$multiarch/openmpi/include/mpi.h /usr/include/$multiarch/mpi/mpi.h \
+  /usr/include/mpi.h 2>/dev/null | head -n 1 || true)
+if command -v mpirun >/dev/null && mpirun --version >/dev/null 2>&1 && [[ -n $own_header ]]; then
+  echo "[mpi-setup] the machine's own MPI: $(mpirun --version 2>&1 | head -n 1), $own_header" >&2
+  echo "-DMPI_CXX_SKIP_MPICXX=ON"
+  exit 0
+fi
 for deb in "$debs"/*.deb; do
   # A package whose shared libraries are all there already is left out: the machine's own
   # copies stay untouched.
