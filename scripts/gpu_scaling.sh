@@ -6,6 +6,7 @@
 #
 #   scripts/gpu_scaling.sh [--out DIR] [--sizes "16384 32768"] [--precisions "fp32 fp16"]
 #                          [--ratios 0.1,0.05] [--procs "1 2 4"] [--repeats R] [--no-kpm]
+#                          [--bench-args "--balance ..."]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build/cuda-gpu
@@ -15,6 +16,7 @@ precisions="fp32 fp16"
 ratios=0.1,0.05
 procs="1 2 4"
 repeats=10
+bench_args=""
 kpm=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -25,7 +27,8 @@ while [[ $# -gt 0 ]]; do
     --procs) procs=${2:?}; shift 2 ;;
     --repeats) repeats=${2:?}; shift 2 ;;
     --no-kpm) kpm=0; shift ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bench-args) bench_args=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_scaling.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,14 +36,14 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 export KOKKOS_NUM_DEVICES=$(nvidia-smi -L | wc -l)
 csv=$out/spamm_scaling.csv
-[[ -f $csv ]] || echo "procs,grid_rows,grid_cols,n,precision,valid_ratio,tau,build_ms,first_ms,multiply_ms,single_ms,dense_ms,received_MB,transport,ok" >"$csv"
+[[ -f $csv ]] || echo "procs,grid_rows,grid_cols,n,precision,valid_ratio,tau,build_ms,first_ms,multiply_ms,single_ms,dense_ms,received_MB,transport,ok,update_ms,resend_ms" >"$csv"
 for n in $sizes; do
   for p in $precisions; do
     for np in $procs; do
       single=--no-single
       [[ $np -eq 1 ]] && single=""
       mpirun -np "$np" --bind-to none "$build/perf/nearsparse_bench_spamm_mpi" --n "$n" \
-        --precision "$p" --ratios "$ratios" --repeats "$repeats" $single --csv "$csv"
+        --precision "$p" --ratios "$ratios" --repeats "$repeats" $single $bench_args --csv "$csv"
     done
   done
 done

@@ -52,6 +52,7 @@ const char* const usage =
     "  --process-cols C    process grid P/C x C (default 1: rows split, B replicated)\n"
     "  --panels K          panels per block of k (default 1)\n"
     "  --no-keep           send the panels again every product (SUMMA memory)\n"
+    "  --balance           split rows by the work a first plan counts (default: equal rows)\n"
     "  --transport T       automatic, host_staging or nccl (default automatic)\n"
     "  --repeats R         timed products per figure (default 10)\n"
     "  --no-single         skip the single-GPU plan and the dense product on rank 0\n"
@@ -197,32 +198,54 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   d.transport = nearsparse::parse_gpu_transport(args.text("transport", "automatic"));
   const int repeats = int(args.integer("repeats", 10, 1, 100000));
   const bool single = !args.flag("no-single");
+  const bool balance = args.flag("balance");
   const std::string csv = args.text("csv", "");
   args.finish();
 
   const exec_t exec;
-  const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, o.tile, d);
-  matrix<In> a("A_block", blk.row_end - blk.row_begin, blk.a_col_end - blk.a_col_begin);
-  matrix<In> b("B_block", blk.b_row_end - blk.b_row_begin, blk.col_end - blk.col_begin);
-  matrix<Out> c("C_block", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
-  nearsparse::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
-  nearsparse::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
+  matrix<In> a, b;
+  matrix<Out> c;
+  nearsparse::spamm_blocks blk;
+  auto lay_out = [&](const std::vector<double>& work) {
+    blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, o.tile, d, work);
+    a = matrix<In>("A_block", blk.row_end - blk.row_begin, blk.a_col_end - blk.a_col_begin);
+    b = matrix<In>("B_block", blk.b_row_end - blk.b_row_begin, blk.col_end - blk.col_begin);
+    c = matrix<Out>("C_block", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
+    nearsparse::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
+    nearsparse::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
+  };
+  lay_out({});
   if (rank == 0)
     std::printf(
         "distributed spamm on %d process(es), %s: n = %d, %s, tile %d, panels per block %d, "
-        "keep %d\n",
+        "keep %d, balance %d\n",
         size, exec_t::name(), n, nearsparse::to_string(o.precision), o.tile, d.panels_per_block,
-        int(d.keep_panels));
+        int(d.keep_panels), int(balance));
   if (rank == 0)
-    std::printf("%-3s %-5s %6s %-5s %6s %9s %9s %9s %9s %9s %9s %8s %8s %9s %6s\n", "P", "grid",
-                "n", "prec", "ratio", "tau", "build_ms", "first_ms", "mult_ms", "single_ms",
-                "dense_ms", "vs_one", "vs_dense", "recv_MB", "check");
+    std::printf("%-3s %-5s %6s %-5s %6s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %6s\n", "P",
+                "grid", "n", "prec", "ratio", "tau", "build_ms", "first_ms", "update_ms",
+                "resend_ms", "mult_ms", "single_ms", "dense_ms", "vs_one", "vs_dense", "recv_MB",
+                "check");
   int failures = 0;
   for (double ratio : ratios) {
     if (rank == 0) std::fprintf(stderr, "[spamm-mpi] ratio %.3f: building the plan\n", ratio);
     nearsparse::spamm_options oo = o;
     oo.target_valid_ratio = ratio;
     std::unique_ptr<nearsparse::distributed_spamm_plan<exec_t>> plan;
+    if (balance) {
+      // A first plan on equal rows counts the work of every tile row; the blocks are cut again
+      // so that every process gets an even share.
+      lay_out({});
+      std::vector<double> work;
+      {
+        nearsparse::distributed_spamm_plan<exec_t> probe(MPI_COMM_WORLD, exec, a, b, oo, d);
+        work = probe.tile_row_work(exec);
+      }
+      lay_out(work);
+      if (rank == 0)
+        std::fprintf(stderr, "[spamm-mpi]   balanced rows: process 0 holds [%d, %d)\n",
+                     blk.row_begin, blk.row_end);
+    }
     const double t_build = timed(exec, [&] {
       plan = std::make_unique<nearsparse::distributed_spamm_plan<exec_t>>(MPI_COMM_WORLD, exec, a,
                                                                           b, oo, d);
@@ -236,6 +259,10 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
     timed(exec, product);  // warm-up
     const double t_mult = median_of(exec, repeats, product);
     const double norm = global_norm(exec, c);
+    // A new B (the same values): packing, then a product that sends every panel again, now on
+    // warm communicators.
+    const double t_update = timed(exec, [&] { plan->update_b(exec, b); });
+    const double t_resend = timed(exec, product);
     single_result s;
     if (single) {
       if (rank == 0) {
@@ -252,23 +279,24 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
     failures += ok ? 0 : 1;
     if (rank == 0) {
       std::printf(
-          "%-3d %dx%-3d %6d %-5s %6.3f %9.3g %9.3f %9.3f %9.3f %9.3f %9.3f %8.2f %8.2f "
-          "%9.1f %6s\n",
+          "%-3d %dx%-3d %6d %-5s %6.3f %9.3g %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %8.2f "
+          "%8.2f %9.1f %6s\n",
           size, plan->process_rows(), plan->process_cols(), n, nearsparse::to_string(o.precision),
-          plan->valid_ratio(), plan->tau(), 1e3 * t_build, 1e3 * t_first, 1e3 * t_mult,
-          1e3 * s.t_single, 1e3 * s.t_dense, single ? s.t_single / t_mult : 0.0,
-          single ? s.t_dense / t_mult : 0.0, recv_max / 1e6, single ? (ok ? "OK" : "FAILED") : "-");
+          plan->valid_ratio(), plan->tau(), 1e3 * t_build, 1e3 * t_first, 1e3 * t_update,
+          1e3 * t_resend, 1e3 * t_mult, 1e3 * s.t_single, 1e3 * s.t_dense,
+          single ? s.t_single / t_mult : 0.0, single ? s.t_dense / t_mult : 0.0, recv_max / 1e6,
+          single ? (ok ? "OK" : "FAILED") : "-");
       if (single)
         std::printf("    transport %s; single-GPU error against the dense product %.3g\n",
                     nearsparse::to_string(plan->transport()), s.dense_error);
       if (!csv.empty()) {
         if (FILE* f = std::fopen(csv.c_str(), "a")) {
-          std::fprintf(f, "%d,%d,%d,%d,%s,%.6f,%.6g,%.6f,%.6f,%.6f,%.6f,%.6f,%.1f,%s,%d\n", size,
-                       plan->process_rows(), plan->process_cols(), n,
-                       nearsparse::to_string(o.precision), plan->valid_ratio(), plan->tau(),
-                       1e3 * t_build, 1e3 * t_first, 1e3 * t_mult, 1e3 * s.t_single,
-                       1e3 * s.t_dense, recv_max / 1e6, nearsparse::to_string(plan->transport()),
-                       int(ok));
+          std::fprintf(
+              f, "%d,%d,%d,%d,%s,%.6f,%.6g,%.6f,%.6f,%.6f,%.6f,%.6f,%.1f,%s,%d,%.6f,%.6f\n", size,
+              plan->process_rows(), plan->process_cols(), n, nearsparse::to_string(o.precision),
+              plan->valid_ratio(), plan->tau(), 1e3 * t_build, 1e3 * t_first, 1e3 * t_mult,
+              1e3 * s.t_single, 1e3 * s.t_dense, recv_max / 1e6,
+              nearsparse::to_string(plan->transport()), int(ok), 1e3 * t_update, 1e3 * t_resend);
           std::fclose(f);
         }
       }

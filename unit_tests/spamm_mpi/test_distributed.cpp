@@ -239,6 +239,78 @@ TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one pr
   CHECK(std::sqrt(err) <= 1e-12 * std::sqrt(norm));
 }
 
+TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even work",
+                        "[spamm][mpi][balance]", nearsparse::enabled_execution_spaces) {
+  using exec_t = TestType;
+  const exec_t exec;
+  const auto seed = shared_seed();
+  const int n = 333, tile = 32, mt = (n + tile - 1) / tile;
+  INFO("seed " << seed << ", " << exec_t::name());
+  const auto a = decaying_random(exec, n, n, seed);
+  nearsparse::spamm_options o;
+  o.precision = spamm_precision::fp64;
+  o.tile = tile;
+  o.target_valid_ratio = 0.2;
+  nearsparse::spamm_plan<exec_t> single(exec, a, a, o);
+  matrix<exec_t> c_single("c", n, n);
+  single.multiply(exec, 1.0, 0.0, c_single);
+  const auto full = nearsparse::test::to_host(c_single);
+  o.target_valid_ratio = 0;
+  o.tau = single.tau();
+
+  const auto equal = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile);
+  nearsparse::distributed_spamm_plan<exec_t> first(
+      MPI_COMM_WORLD, exec, block(a, equal.row_begin, equal.row_end, 0, n),
+      block(a, equal.b_row_begin, equal.b_row_end, 0, n), o);
+  const auto work = first.tile_row_work(exec);
+  REQUIRE(work.size() == std::size_t(mt));
+  double total = 0;
+  for (double w : work) total += w;
+  CHECK(total == Approx(double(single.kept_count()) + double(mt) * mt));
+
+  const auto bal = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile, {}, work);
+  CHECK(bal.row_begin % tile == 0);
+  CHECK(bal.b_row_begin == bal.row_begin);  // B's rows follow C's for matrix powers
+  // The blocks tile [0, n) in rank order, and no process row gets much more than its share.
+  std::vector<int> begins(static_cast<std::size_t>(world_size())), ends(begins.size());
+  MPI_Allgather(&bal.row_begin, 1, MPI_INT, begins.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Allgather(&bal.row_end, 1, MPI_INT, ends.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  CHECK(begins.front() == 0);
+  CHECK(ends.back() == n);
+  double heaviest = 0, largest_tile_row = 0;
+  for (std::size_t p = 0; p < begins.size(); ++p) {
+    if (p > 0) CHECK(begins[p] == ends[p - 1]);
+    double share = 0;
+    for (int t = begins[p] / tile; t < (ends[p] + tile - 1) / tile; ++t) share += work[t];
+    heaviest = std::max(heaviest, share);
+  }
+  for (double w : work) largest_tile_row = std::max(largest_tile_row, w);
+  CHECK(heaviest <= total / world_size() + largest_tile_row);
+
+  nearsparse::distributed_spamm_plan<exec_t> plan(
+      MPI_COMM_WORLD, exec, block(a, bal.row_begin, bal.row_end, 0, n),
+      block(a, bal.b_row_begin, bal.b_row_end, 0, n), o);
+  CHECK(plan.kept_count() == single.kept_count());
+  matrix<exec_t> c("c_blk", bal.row_end - bal.row_begin, n);
+  plan.multiply(exec, 1.0, 0.0, c);
+  exec.fence();
+  const auto got = nearsparse::test::to_host(c);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < got.rows; ++i)
+    for (std::size_t j = 0; j < got.cols; ++j) {
+      const double e = got(i, j) - full(bal.row_begin + i, j);
+      err += e * e;
+      norm += full(bal.row_begin + i, j) * full(bal.row_begin + i, j);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &norm, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(std::sqrt(err) <= 1e-12 * std::sqrt(norm));
+  // Weights that do not fit the product.
+  CHECK_THROWS_WITH(nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile, {},
+                                                         std::vector<double>(3, 1.0)),
+                    Contains("row_work"));
+}
+
 TEMPLATE_LIST_TEST_CASE("distributed spamm handles empty extents and more processes than tiles",
                         "[spamm][mpi][edge]", nearsparse::enabled_execution_spaces) {
   using exec_t = TestType;

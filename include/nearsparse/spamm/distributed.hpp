@@ -80,6 +80,24 @@ inline std::pair<int, int> tile_share(int extent, int tile, int parts, int p) {
   return {edge(p), p + 1 == parts ? extent : edge(p + 1)};
 }
 
+/// Tile-row edges of `parts` blocks of `extent` rows whose summed weights (one per tile row)
+/// are as even as whole tiles allow; edges in rows.
+inline std::vector<int> weighted_tile_edges(int extent, int tile, int parts,
+                                            const std::vector<double>& weight) {
+  std::vector<double> cum(weight.size() + 1, 0.0);
+  for (std::size_t i = 0; i < weight.size(); ++i) cum[i + 1] = cum[i] + weight[i];
+  std::vector<int> edges(std::size_t(parts) + 1, extent);
+  edges[0] = 0;
+  for (int q = 1; q < parts; ++q) {
+    const double target = cum.back() * q / parts;
+    // The first tile edge at or past the target, but never before the previous edge.
+    const auto at = std::lower_bound(cum.begin(), cum.end(), target) - cum.begin();
+    edges[std::size_t(q)] =
+        std::max(edges[std::size_t(q) - 1], int(std::min<std::int64_t>(extent, at * tile)));
+  }
+  return edges;
+}
+
 /// {P_r, P_c} for `size` processes; throws unless they multiply to `size`.
 inline std::pair<int, int> process_grid(const char* fn, int size,
                                         const distributed_spamm_options& o) {
@@ -110,6 +128,22 @@ inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const cha
                             : concat(problem, " (on process ", mpi_rank(comm), ")"));
 }
 
+/// Copies `rows` rows of `width` 16-bit units from src (rows `width` apart) to dst (rows
+/// `dst_width` apart), starting at unit `offset` of each: a column block of a packed operand.
+template <class ExecSpace>
+void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, void* dst,
+                  int dst_width, int offset) {
+  const auto* s = static_cast<const std::uint16_t*>(src);
+  auto* d = static_cast<std::uint16_t*>(dst);
+  Kokkos::parallel_for(
+      "nearsparse::spamm::assemble_panels",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0},
+                                                        {std::int64_t(rows), std::int64_t(width)}),
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t u) {
+        d[r * dst_width + offset + u] = s[r * width + u];
+      });
+}
+
 /// C = beta * C (C = 0 when beta is 0, so NaN in C does not survive).
 template <class ExecSpace, class CView>
 void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, const CView& c) {
@@ -125,9 +159,14 @@ void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, c
 
 }  // namespace detail::spamm
 
-/// Equal tile-aligned blocks of an m x k times k x n product for this process of `comm`.
+/// Tile-aligned blocks of an m x k times k x n product for this process of `comm`: equal, or,
+/// with `row_work` (one weight per tile row of C, the same on every process, such as
+/// distributed_spamm_plan::tile_row_work of a first plan), rows of A and C split so that every
+/// process row gets an even share of the work. The rows of B follow the rows of C when k == m,
+/// so a product can be fed back as the next B (matrix powers).
 inline spamm_blocks distributed_spamm_blocks(MPI_Comm comm, int m, int n, int k, int tile,
-                                             const distributed_spamm_options& o = {}) {
+                                             const distributed_spamm_options& o = {},
+                                             const std::vector<double>& row_work = {}) {
   constexpr const char* fn = "nearsparse::distributed_spamm_blocks";
   require(m >= 0 && n >= 0 && k >= 0, fn, "m",
           detail::concat("n and k must not be negative; got ", m, ", ", n, ", ", k));
@@ -141,6 +180,22 @@ inline spamm_blocks distributed_spamm_blocks(MPI_Comm comm, int m, int n, int k,
   std::tie(b.col_begin, b.col_end) = detail::spamm::tile_share(n, tile, pc, b.process_col);
   std::tie(b.a_col_begin, b.a_col_end) = detail::spamm::tile_share(k, tile, pc, b.process_col);
   std::tie(b.b_row_begin, b.b_row_end) = detail::spamm::tile_share(k, tile, pr, b.process_row);
+  if (!row_work.empty()) {
+    const std::size_t mt = (std::size_t(m) + tile - 1) / tile;
+    require(row_work.size() == mt, fn, "row_work",
+            detail::concat("has ", row_work.size(), " entries; it needs one per tile row of C (",
+                           mt, ")"));
+    require(std::all_of(row_work.begin(), row_work.end(),
+                        [](double w) { return std::isfinite(w) && w >= 0; }),
+            fn, "row_work", "must be finite and non-negative");
+    const auto edges = detail::spamm::weighted_tile_edges(m, tile, pr, row_work);
+    b.row_begin = edges[std::size_t(b.process_row)];
+    b.row_end = edges[std::size_t(b.process_row) + 1];
+    if (k == m) {
+      b.b_row_begin = b.row_begin;
+      b.b_row_end = b.row_end;
+    }
+  }
   return b;
 }
 
@@ -291,9 +346,16 @@ class distributed_spamm_plan {
       if (!empty_c) detail::spamm::scale_c(exec, c_value(beta), c);
       return;
     }
+    received_bytes_ = 0;
+    if (whole_.ready) {
+      // Every panel is here and assembled: one product over all of k, as on one GPU.
+      if (!empty_c)
+        run_product(exec, whole_.geo, whole_.a.data(), whole_.b.data(), whole_.a_norms.data(),
+                    whole_.b_norms.data(), alpha, beta, c);
+      return;
+    }
     if (a_channel_) a_channel_->begin_round(exec);
     if (b_channel_) b_channel_->begin_round(exec);
-    received_bytes_ = 0;
     const std::size_t count = panels_.size();
     std::vector<transfer> moves(count);
     bool first = true;
@@ -302,22 +364,9 @@ class distributed_spamm_plan {
       if (moves[t].b_receive >= 0) b_channel_->finish(exec, moves[t].b_receive);
       if (empty_c) return;
       const panel& p = panels_[t];
-      detail::spamm::multiply_problem prob;
-      prob.precision = options_.precision;
-      prob.geo = p.geo;
-      prob.a = moves[t].a;
-      prob.b = moves[t].b;
-      prob.a_norms = p.a_norms.data();
-      prob.b_norms = p.b_norms.data();
-      prob.tau = tau_;
-      prob.stride = options_.load_balance_stride;
-      const c_value panel_beta = first ? c_value(beta) : c_value(1);
+      run_product(exec, p.geo, moves[t].a, moves[t].b, p.a_norms.data(), p.b_norms.data(), alpha,
+                  first ? beta : c_value(1), c);
       first = false;
-      if (options_.kernel == spamm_kernel::portable) {
-        detail::spamm::multiply_portable(exec, prob, c_value(alpha), panel_beta, c);
-      } else {
-        detail::spamm::multiply(exec, prob, c_value(alpha), panel_beta, c);
-      }
     };
     if (dist_.keep_panels) {
       // Every missing panel starts travelling at once (in the same order on every process);
@@ -328,6 +377,7 @@ class distributed_spamm_plan {
       for (std::size_t t = 0; t < count; ++t)
         if (!moves[t].local()) compute(t);
       for (auto& p : panels_) p.a_kept = p.b_kept = true;
+      assemble(exec);
     } else {
       // Two slots per operand: panel t + 1 travels while panel t is multiplied.
       moves[0] = start(exec, 0, 0);
@@ -347,7 +397,35 @@ class distributed_spamm_plan {
     }
   }
 
+  /// Kept tile products of each tile row of the whole C, plus one per output tile for writing
+  /// it: the weights for a balanced distributed_spamm_blocks. The same on every process.
+  /// Collective.
+  std::vector<double> tile_row_work(const ExecSpace& exec) const {
+    auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), work_);
+    (void)exec;
+    std::vector<double> mine(std::size_t(local_geo_.mt), 0.0);
+    for (int i = 0; i < local_geo_.mt; ++i)
+      for (int j = 0; j < local_geo_.nt; ++j) mine[std::size_t(i)] += v(i, j) + 1.0;
+    // Sum over the process row, then gather the process rows in order.
+    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE,
+                                    MPI_SUM, row_comm_->comm),
+                      fn, "MPI_Allreduce");
+    std::vector<int> counts(static_cast<std::size_t>(pr_)), displs(counts.size(), 0);
+    const int local = int(mine.size());
+    detail::mpi_check(MPI_Allgather(&local, 1, MPI_INT, counts.data(), 1, MPI_INT, col_comm_->comm),
+                      fn, "MPI_Allgather");
+    for (int i = 1; i < pr_; ++i)
+      displs[std::size_t(i)] = displs[std::size_t(i) - 1] + counts[std::size_t(i) - 1];
+    std::vector<double> all(std::size_t(global_geo_.mt), 0.0);
+    detail::mpi_check(MPI_Allgatherv(mine.data(), local, MPI_DOUBLE, all.data(), counts.data(),
+                                     displs.data(), MPI_DOUBLE, col_comm_->comm),
+                      fn, "MPI_Allgatherv");
+    return all;
+  }
+
   double tau() const { return tau_; }
+  /// True once later products run as one product over all of k (keep_panels, after the first).
+  bool assembled() const { return whole_.ready; }
   /// Kept tile products of the whole product over MT * KT * NT (0 for an empty product).
   double valid_ratio() const {
     const double total = global_geo_.tile_products();
@@ -411,11 +489,65 @@ class distributed_spamm_plan {
     bool local() const { return a_receive < 0 && b_receive < 0; }
   };
 
-  std::size_t a_bytes(const panel& p) const {
-    return std::size_t(p.geo.mp) * p.geo.kp * detail::spamm::storage_bytes(options_.precision);
+  std::size_t a_bytes(const panel& p) const { return a_bytes_of(p.geo); }
+  std::size_t b_bytes(const panel& p) const { return b_bytes_of(p.geo); }
+
+  template <class CView>
+  void run_product(const ExecSpace& exec, const detail::spamm::geometry& geo, const void* a,
+                   const void* b, const double* a_norms, const double* b_norms,
+                   typename CView::const_value_type alpha, typename CView::const_value_type beta,
+                   const CView& c) const {
+    using c_value = typename CView::non_const_value_type;
+    detail::spamm::multiply_problem prob;
+    prob.precision = options_.precision;
+    prob.geo = geo;
+    prob.a = a;
+    prob.b = b;
+    prob.a_norms = a_norms;
+    prob.b_norms = b_norms;
+    prob.tau = tau_;
+    prob.stride = options_.load_balance_stride;
+    if (options_.kernel == spamm_kernel::portable) {
+      detail::spamm::multiply_portable(exec, prob, c_value(alpha), c_value(beta), c);
+    } else {
+      detail::spamm::multiply(exec, prob, c_value(alpha), c_value(beta), c);
+    }
   }
-  std::size_t b_bytes(const panel& p) const {
-    return std::size_t(p.geo.np) * p.geo.kp * detail::spamm::storage_bytes(options_.precision);
+
+  /// Copies every panel (all here: kept) into one packed A (mp x kp) and B^T (np x kp) with
+  /// whole norm maps, so later products are one launch and one pass over C instead of one per
+  /// panel. Costs a second copy of the operands.
+  void assemble(const ExecSpace& exec) {
+    auto& w = whole_;
+    w.geo = detail::spamm::geometry(local_geo_.m, local_geo_.n, global_geo_.k, options_.tile);
+    const int e = detail::spamm::storage_bytes(options_.precision) / 2;  // 16-bit units
+    ensure(w.a, a_bytes_of(w.geo), exec, "A_whole");
+    ensure(w.b, b_bytes_of(w.geo), exec, "Bt_whole");
+    w.a_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap_whole"),
+                              w.geo.mt, w.geo.kt);
+    w.b_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap_whole"),
+                              w.geo.kt, w.geo.nt);
+    for (const auto& p : panels_) {
+      const int k0 = p.k0 / options_.tile;  // whole tiles: panels start on the tile grid
+      detail::spamm::copy_columns(exec, p.a.data(), p.geo.mp, p.geo.kp * e, w.a.data(),
+                                  w.geo.kp * e, p.k0 * e);
+      detail::spamm::copy_columns(exec, p.b.data(), p.geo.np, p.geo.kp * e, w.b.data(),
+                                  w.geo.kp * e, p.k0 * e);
+      Kokkos::deep_copy(
+          exec, Kokkos::subview(w.a_norms, Kokkos::ALL(), std::make_pair(k0, k0 + p.geo.kt)),
+          p.a_norms);
+      Kokkos::deep_copy(
+          exec, Kokkos::subview(w.b_norms, std::make_pair(k0, k0 + p.geo.kt), Kokkos::ALL()),
+          p.b_norms);
+    }
+    w.ready = true;
+  }
+
+  std::size_t a_bytes_of(const detail::spamm::geometry& g) const {
+    return std::size_t(g.mp) * g.kp * detail::spamm::storage_bytes(options_.precision);
+  }
+  std::size_t b_bytes_of(const detail::spamm::geometry& g) const {
+    return std::size_t(g.np) * g.kp * detail::spamm::storage_bytes(options_.precision);
   }
 
   raw_buffer& ensure(raw_buffer& buf, std::size_t bytes, const ExecSpace& exec, const char* label) {
@@ -579,6 +711,7 @@ class distributed_spamm_plan {
   template <class View>
   void prepare(const ExecSpace& exec, const View& x, detail::spamm::operand which) {
     const bool is_a = which == detail::spamm::operand::a;
+    whole_.ready = false;  // assembled again after the next product
     std::size_t bad = 0;
     for (auto& p : panels_) {
       const bool mine = is_a ? p.a_owner == pcol_ : p.b_owner == prow_;
@@ -640,6 +773,13 @@ class distributed_spamm_plan {
   detail::spamm::geometry global_geo_, local_geo_;  ///< local: this process's block of C
   int a_col_begin_ = 0, a_cols_ = 0, b_row_begin_ = 0, b_rows_ = 0;
   std::vector<panel> panels_;
+  /// All panels in one, once every one is here (keep_panels).
+  struct whole_operands {
+    bool ready = false;
+    detail::spamm::geometry geo;
+    raw_buffer a, b;
+    norm_map_type a_norms, b_norms;
+  } whole_;
   std::vector<raw_buffer> a_slots_, b_slots_;
   std::unique_ptr<channel> a_channel_, b_channel_;
   work_matrix_type work_;
