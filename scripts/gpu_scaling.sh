@@ -43,7 +43,8 @@ for n in $sizes; do
       single=--no-single
       [[ $np -eq 1 ]] && single=""
       mpirun -np "$np" --bind-to none "$build/perf/nearsparse_bench_spamm_mpi" --n "$n" \
-        --precision "$p" --ratios "$ratios" --repeats "$repeats" $single $bench_args --csv "$csv"
+        --precision "$p" --ratios "$ratios" --repeats "$repeats" $single $bench_args --csv "$csv" ||
+        echo "gpu_scaling.sh: $np process(es), n = $n, $p: a check FAILED (see above)"
     done
   done
 done

@@ -277,6 +277,10 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
            std::abs(norm - s.norm) <= 1e-4 * std::max(s.norm, 1e-300);
     }
     failures += ok ? 0 : 1;
+    if (!ok && rank == 0)
+      std::printf(
+          "    check: kept %lld here, %lld on one GPU; ||C||_F %.9g here, %.9g on one GPU\n",
+          (long long)plan->kept_count(), (long long)s.kept, norm, s.norm);
     if (rank == 0) {
       std::printf(
           "%-3d %dx%-3d %6d %-5s %6.3f %9.3g %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %8.2f "
