@@ -11,7 +11,7 @@
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
 // Matrices: algebraic decay a_ij = 0.1 / (|i - j|^0.1 + 1) (the paper's), exponential decay
 // a_ij = 0.99^|i - j|.
-#include "baselines/cublas.hpp"
+#include "baselines/cublas_spamm.hpp"
 #include "support/harness.hpp"
 
 #include <nearsparse/core/execution_spaces.hpp>
@@ -144,39 +144,8 @@ void bench_host(benchmark::State& state, case_spec spec) {
 #ifdef KOKKOS_ENABLE_CUDA
 namespace cublas = nearsparse::perf::cublas;
 
-cublas::precision vendor_precision(spamm_precision p) {
-  switch (p) {
-    case spamm_precision::fp64:
-      return cublas::precision::fp64;
-    case spamm_precision::fp32:
-      return cublas::precision::fp32;
-    case spamm_precision::tf32:
-      return cublas::precision::tf32;
-    case spamm_precision::fp16:
-      return cublas::precision::fp16;
-    default:
-      return cublas::precision::bf16;
-  }
-}
-
-// The operand cuBLAS multiplies: the same values in its input format (16-bit formats converted
-// once, outside the timing, as SpAMM's plan converts them once).
-template <class In>
-matrix<Kokkos::Cuda, std::uint16_t> to_16bit(const Kokkos::Cuda& exec, spamm_precision p,
-                                             const matrix<Kokkos::Cuda, In>& a) {
-  matrix<Kokkos::Cuda, std::uint16_t> out("A16", a.extent(0), a.extent(1));
-  const bool half = p == spamm_precision::fp16;
-  Kokkos::parallel_for(
-      "nearsparse::perf::to_16bit",
-      Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0},
-                                                           {long(a.extent(0)), long(a.extent(1))}),
-      KOKKOS_LAMBDA(const long i, const long j) {
-        const float x = static_cast<float>(a(i, j));
-        out(i, j) = half ? nearsparse::detail::spamm::float_to_half_bits(x)
-                         : nearsparse::detail::spamm::float_to_bf16_bits(x);
-      });
-  return out;
-}
+using cublas::to_16bit;
+using cublas::vendor_precision;
 
 template <class In, class Out>
 void bench_cuda(benchmark::State& state, case_spec spec) {

@@ -13,10 +13,11 @@
 // tau, and checks that the kept tile products match and that ||C||_F agrees.
 
 #include "../../apps/nearsparse/arguments.hpp"
+#include "../../apps/nearsparse/mpi_program.hpp"
 #include "support/harness.hpp"
 
 #ifdef KOKKOS_ENABLE_CUDA
-#include "baselines/cublas.hpp"
+#include "baselines/cublas_spamm.hpp"
 #endif
 
 #include <nearsparse/core/errors.hpp>
@@ -133,38 +134,10 @@ single_result run_single(const exec_t& exec, int n, nearsparse::spamm_options o,
 #ifdef KOKKOS_ENABLE_CUDA
   namespace cublas = nearsparse::perf::cublas;
   cublas::handle h(exec);
-  cublas::precision vp = cublas::precision::fp32;
-  switch (o.precision) {
-    case nearsparse::spamm_precision::fp64:
-      vp = cublas::precision::fp64;
-      break;
-    case nearsparse::spamm_precision::tf32:
-      vp = cublas::precision::tf32;
-      break;
-    case nearsparse::spamm_precision::fp16:
-      vp = cublas::precision::fp16;
-      break;
-    case nearsparse::spamm_precision::bf16:
-      vp = cublas::precision::bf16;
-      break;
-    default:
-      break;
-  }
-  const bool sixteen = o.precision == nearsparse::spamm_precision::fp16 ||
-                       o.precision == nearsparse::spamm_precision::bf16;
+  const cublas::precision vp = cublas::vendor_precision(o.precision);
+  const bool sixteen = cublas::is_16bit(o.precision);
   matrix<std::uint16_t> a16;
-  if (sixteen) {
-    a16 = matrix<std::uint16_t>("A16", n, n);
-    const bool half = o.precision == nearsparse::spamm_precision::fp16;
-    Kokkos::parallel_for(
-        "nearsparse::perf::to_16bit",
-        Kokkos::MDRangePolicy<exec_t, Kokkos::Rank<2>>(exec, {0, 0}, {long(n), long(n)}),
-        KOKKOS_LAMBDA(const long i, const long j) {
-          const float x = static_cast<float>(a(i, j));
-          a16(i, j) = half ? nearsparse::detail::spamm::float_to_half_bits(x)
-                           : nearsparse::detail::spamm::float_to_bf16_bits(x);
-        });
-  }
+  if (sixteen) a16 = cublas::to_16bit(exec, o.precision, a);
   auto dense_product = [&] {
     if (sixteen) {
       cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
@@ -327,21 +300,5 @@ int run(int argc, char* argv[], int rank, int size) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, status = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    try {
-      status = run(argc, argv, rank, size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "nearsparse_bench_spamm_mpi (process %d): %s\n", rank, e.what());
-      status = 2;
-    }
-  }
-  int worst = 0;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
+  return nearsparse::app::mpi_main(argc, argv, "nearsparse_bench_spamm_mpi", run);
 }

@@ -1,3 +1,4 @@
+#include "spamm_inputs.hpp"
 #include "spamm_reference.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
@@ -26,25 +27,9 @@ const std::vector<spamm_precision> all_precisions = {spamm_precision::fp64, spam
                                                      spamm_precision::tf32, spamm_precision::fp16,
                                                      spamm_precision::bf16};
 
+using nearsparse::test::spamm::decaying_random;
 template <class Exec, class T = double>
-using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
-
-// A random matrix with algebraic decay away from the diagonal, so tile norms spread over a range
-// and thresholds cut between them.
-template <class Exec>
-matrix<Exec> decaying_random(const Exec& exec, std::size_t rows, std::size_t cols,
-                             std::uint64_t seed) {
-  matrix<Exec> a("a", rows, cols);
-  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
-  Kokkos::parallel_for(
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {long(rows), long(cols)}),
-      KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
-        a(i, j) *= 1.0 / (1.0 + 0.05 * d * d);
-      });
-  exec.fence();
-  return a;
-}
+using matrix = nearsparse::test::spamm::matrix<Exec, T>;
 
 template <class Exec>
 std::vector<int> to_host_ints(const Kokkos::View<int*, typename Exec::memory_space>& v) {

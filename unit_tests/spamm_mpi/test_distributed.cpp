@@ -4,9 +4,10 @@
 // over the whole product; bad input is refused on every process alike. Runs under mpiexec with
 // 2 and 4 processes, on every enabled execution space.
 
-#define CATCH_CONFIG_RUNNER  // main() below starts MPI and Kokkos around the session
+#include "../spamm/spamm_inputs.hpp"
 #include "../spamm/spamm_reference.hpp"
 #include "support/host_reference.hpp"
+#include "support/mpi_support.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -31,40 +32,19 @@ using Catch::Matchers::Contains;
 using nearsparse::distributed_spamm_options;
 using nearsparse::spamm_precision;
 using nearsparse::test::host_matrix;
+using nearsparse::test::shared_seed;
+using nearsparse::test::world_size;
 namespace ref = nearsparse::test::spamm;
 
 namespace {
 
-std::uint64_t shared_seed() {
-  std::uint64_t seed =
-      std::uint64_t(std::random_device{}()) << 20 ^ std::uint64_t(std::random_device{}());
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return seed;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
 template <class Exec, class T = double>
-using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
+using matrix = nearsparse::test::spamm::matrix<Exec, T>;
 
-// The same random matrix on every process (same seed), decaying away from the diagonal so that
-// tile norms spread and thresholds cut between them.
+// The same random matrix on every process (same seed), decaying away from the diagonal.
 template <class Exec>
 matrix<Exec> decaying_random(const Exec& exec, int rows, int cols, std::uint64_t seed) {
-  matrix<Exec> a("a", rows, cols);
-  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
-  Kokkos::parallel_for(
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {long(rows), long(cols)}),
-      KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
-        a(i, j) *= 1.0 / (1.0 + 0.02 * d * d);
-      });
-  exec.fence();
-  return a;
+  return nearsparse::test::spamm::decaying_random(exec, rows, cols, seed, 0.02);
 }
 
 template <class View>
@@ -403,23 +383,4 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
     nccl.transport = nearsparse::gpu_transport::nccl;
     CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, nccl), Contains("NCCL"));
   }
-}
-
-int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
-  int result = 0;
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    Catch::Session session;
-    if (rank != 0 && !std::getenv("NEARSPARSE_MPI_ALL_RANKS"))
-      session.configData().outputFilename = "%debug";  // one report
-    result = session.run(argc, argv);
-    int worst = 0;
-    MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    result = worst;
-  }
-  MPI_Finalize();
-  return result;
 }

@@ -214,11 +214,7 @@ class distributed_spamm_plan {
                          const spamm_options& options = spamm_options{},
                          const distributed_spamm_options& dist = distributed_spamm_options{})
       : options_(options), dist_(dist) {
-    static_assert_matrix<ExecSpace, AView>();
-    static_assert_matrix<ExecSpace, BView>();
-    static_assert(detail::spamm::is_real_input_v<typename AView::value_type> &&
-                      detail::spamm::is_real_input_v<typename BView::value_type>,
-                  "nearsparse::distributed_spamm_plan: A and B must hold real values");
+    detail::spamm::static_assert_operands<ExecSpace, AView, BView>();
     detail::spamm::validate_options(fn, options);
     world_ = comm;
     std::tie(pr_, pc_) = detail::spamm::process_grid(fn, detail::mpi_size(comm), dist);
@@ -331,12 +327,8 @@ class distributed_spamm_plan {
   template <class CView>
   void multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
                 typename CView::const_value_type beta, const CView& c) {
-    static_assert_matrix<ExecSpace, CView>();
+    detail::spamm::static_assert_output<ExecSpace, CView>();
     using c_value = typename CView::non_const_value_type;
-    static_assert(detail::spamm::is_real_output_v<c_value>,
-                  "nearsparse::distributed_spamm_plan: C must hold float or double");
-    static_assert(!std::is_const<typename CView::value_type>::value,
-                  "nearsparse::distributed_spamm_plan: C must be writable");
     check_block_extents("multiply", "C", c, local_geo_.m, local_geo_.n);
     detail::spamm::collective_require(
         world_, std::isfinite(double(alpha)) && std::isfinite(double(beta)), fn, "alpha",

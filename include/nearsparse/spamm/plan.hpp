@@ -47,6 +47,26 @@ template <class T>
 inline constexpr bool is_real_output_v =
     std::is_same<T, float>::value || std::is_same<T, double>::value;
 
+/// Compile-time checks of the operands every SpAMM plan takes.
+template <class ExecSpace, class AView, class BView>
+constexpr void static_assert_operands() {
+  static_assert_matrix<ExecSpace, AView>();
+  static_assert_matrix<ExecSpace, BView>();
+  static_assert(
+      is_real_input_v<typename AView::value_type> && is_real_input_v<typename BView::value_type>,
+      "nearsparse::spamm: A and B must hold real values (float, double, half_t)");
+}
+
+/// Compile-time checks of the product every SpAMM plan writes.
+template <class ExecSpace, class CView>
+constexpr void static_assert_output() {
+  static_assert_matrix<ExecSpace, CView>();
+  static_assert(is_real_output_v<typename CView::non_const_value_type>,
+                "nearsparse::spamm: C must hold float or double");
+  static_assert(!std::is_const<typename CView::value_type>::value,
+                "nearsparse::spamm: C must be writable");
+}
+
 }  // namespace detail::spamm
 
 /// Kept tile products as lists per output tile (see detail::spamm::kept_list).
@@ -67,11 +87,7 @@ class spamm_plan {
   spamm_plan(const ExecSpace& exec, const AView& a, const BView& b,
              const spamm_options& options = spamm_options{})
       : options_(options) {
-    static_assert_matrix<ExecSpace, AView>();
-    static_assert_matrix<ExecSpace, BView>();
-    static_assert(detail::spamm::is_real_input_v<typename AView::value_type> &&
-                      detail::spamm::is_real_input_v<typename BView::value_type>,
-                  "nearsparse::spamm: A and B must hold real values (float, double, half_t)");
+    detail::spamm::static_assert_operands<ExecSpace, AView, BView>();
     constexpr const char* fn = "nearsparse::spamm";
     detail::spamm::validate_options(fn, options);
     require_extent_match(fn, "B", b, 0, "A", a, 1);
@@ -159,12 +175,8 @@ class spamm_plan {
   template <class CView>
   void multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
                 typename CView::const_value_type beta, const CView& c) const {
-    static_assert_matrix<ExecSpace, CView>();
+    detail::spamm::static_assert_output<ExecSpace, CView>();
     using c_value = typename CView::non_const_value_type;
-    static_assert(detail::spamm::is_real_output_v<c_value>,
-                  "nearsparse::spamm: C must hold float or double");
-    static_assert(!std::is_const<typename CView::value_type>::value,
-                  "nearsparse::spamm: C must be writable");
     constexpr const char* fn = "nearsparse::spamm";
     require_extents(fn, "C", c, geo_.m, geo_.n);
     require(std::isfinite(double(alpha)), fn, "alpha", "must be finite");
