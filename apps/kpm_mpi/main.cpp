@@ -4,6 +4,7 @@
 //
 //   mpiexec -n 4 nearsparse-kpm-mpi --nx 100 --ny 100 --nz 40 --moments 1000 --vectors 32
 #include "../nearsparse/arguments.hpp"
+#include "../nearsparse/mpi_program.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm.hpp>
@@ -27,6 +28,7 @@ const char* const usage =
     "  --vectors R          random start vectors (default 16)\n"
     "  --seed S             start vectors and disorder (default 1)\n"
     "  --weight W           this process's share of the rows, relative (default 1)\n"
+    "  --transport T        automatic, host_staging or nccl: how GPU halos travel\n"
     "  --csv FILE           density of states (default kpm_dos_mpi.csv; '' for none)\n"
     "  --help               this text\n";
 
@@ -52,6 +54,7 @@ int run(int argc, char* argv[], int rank, int size) {
   o.seed = std::uint64_t(args.integer("seed", 1, 0, 1LL << 62));
   ti.seed = o.seed;
   const double weight = args.number("weight", 1.0, 0, 1e9);
+  const auto transport = nearsparse::parse_gpu_transport(args.text("transport", "automatic"));
   const std::string csv = args.text("csv", "kpm_dos_mpi.csv");
   args.finish();
   nk::validate(ti);
@@ -68,7 +71,7 @@ int run(int argc, char* argv[], int rank, int size) {
         "spectrum inside [%.4f, %.4f]\n",
         size, Kokkos::DefaultExecutionSpace::name(), ti.nx, ti.ny, ti.nz, (long long)ti.rows(), lo,
         hi);
-  const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o);
+  const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o, transport);
   for (int p = 0; p < size; ++p) {
     if (p == rank)
       std::printf("  process %d: rows [%lld, %lld), halo %d rows from %d neighbour(s)\n", rank,
@@ -94,21 +97,5 @@ int run(int argc, char* argv[], int rank, int size) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, status = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    try {
-      status = run(argc, argv, rank, size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "nearsparse-kpm-mpi (process %d): %s\n", rank, e.what());
-      status = 2;
-    }
-  }
-  int worst = 0;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
+  return nearsparse::app::mpi_main(argc, argv, "nearsparse-kpm-mpi", run);
 }

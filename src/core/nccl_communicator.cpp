@@ -61,6 +61,25 @@ int nccl_communicator::broadcast(void* data, std::size_t bytes, int root, void* 
   auto& s = *state_;
   wait_for(after_stream);
   nccl_check(ncclBroadcast(data, data, bytes, ncclChar, root, s.comm, s.stream), "ncclBroadcast");
+  return record_done();
+}
+
+int nccl_communicator::exchange(const std::vector<peer_transfer>& transfers, void* after_stream) {
+  auto& s = *state_;
+  wait_for(after_stream);
+  nccl_check(ncclGroupStart(), "ncclGroupStart");
+  for (const auto& t : transfers) {
+    if (t.send_bytes > 0)
+      nccl_check(ncclSend(t.send, t.send_bytes, ncclChar, t.peer, s.comm, s.stream), "ncclSend");
+    if (t.recv_bytes > 0)
+      nccl_check(ncclRecv(t.recv, t.recv_bytes, ncclChar, t.peer, s.comm, s.stream), "ncclRecv");
+  }
+  nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+  return record_done();
+}
+
+int nccl_communicator::record_done() {
+  auto& s = *state_;
   if (s.next == s.done.size()) {
     cudaEvent_t event = nullptr;
     cuda_check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");

@@ -3,12 +3,12 @@
 // cut through z layers. Runs under mpiexec with 2 and 4 processes (OpenMP backend in CI).
 
 #include "../kpm/kpm_reference.hpp"
+#include "support/mpi_support.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm.hpp>
 #include <nearsparse/kpm/distributed.hpp>
 
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <mpi.h>
@@ -21,16 +21,7 @@
 namespace nk = nearsparse::kpm;
 using Catch::Matchers::Contains;
 
-namespace {
-
-std::uint64_t shared_seed() {
-  std::uint64_t seed =
-      std::uint64_t(std::random_device{}()) << 20 ^ std::uint64_t(std::random_device{}());
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return seed;
-}
-
-}  // namespace
+using nearsparse::test::shared_seed;
 
 TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
   using exec_t = Kokkos::DefaultExecutionSpace;
@@ -62,6 +53,22 @@ TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
         CHECK(r.moments.mu[n] == Approx(single.mu[n]).margin(1e-12));
     }
   }
+  {
+    // On a GPU the default moves the boundary rows through NCCL where built; host staging must
+    // give the same moments. Asking for NCCL where it cannot serve is an error.
+    const auto [b, e] = nk::distributed_rows(MPI_COMM_WORLD, p.rows());
+    const auto rows = nk::assemble_rows(p, b, e);
+    if (!nearsparse::detail::host_accessible_v<exec_t>) {
+      const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o,
+                                             nearsparse::gpu_transport::host_staging);
+      for (std::size_t n = 0; n < single.mu.size(); ++n)
+        CHECK(r.moments.mu[n] == Approx(single.mu[n]).margin(1e-12));
+    }
+    if (!nearsparse::detail::nccl_capable_v<exec_t>)
+      CHECK_THROWS_WITH(nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o,
+                                                nearsparse::gpu_transport::nccl),
+                        Contains("NCCL"));
+  }
   // Row blocks that do not tile the matrix are refused on every process alike.
   const auto [b, e] = nk::distributed_rows(MPI_COMM_WORLD, p.rows());
   const auto rows = nk::assemble_rows(p, b, e);
@@ -71,23 +78,4 @@ TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
   zero.num_vectors = 0;
   REQUIRE_THROWS_WITH(nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, zero),
                       Contains("num_vectors"));
-}
-
-int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
-  int result = 0;
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    Catch::Session session;
-    if (rank != 0 && !std::getenv("NEARSPARSE_MPI_ALL_RANKS"))
-      session.configData().outputFilename = "%debug";  // one report
-    result = session.run(argc, argv);
-    int worst = 0;
-    MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    result = worst;
-  }
-  MPI_Finalize();
-  return result;
 }

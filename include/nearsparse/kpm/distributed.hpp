@@ -4,21 +4,24 @@
 // SpMMV on them. Every step it computes first the rows other processes need, copies them to the
 // host and sends them (MPI_Isend), computes its remaining rows while the messages travel, and
 // copies what it received into its halo. The dot products stay on each device for the whole
-// recurrence and are summed over the processes by one MPI_Allreduce at the end.
+// recurrence and are summed over the processes by one MPI_Allreduce at the end. On a GPU the
+// boundary rows go device to device through NCCL where the build has it (they travel on a
+// stream of their own while the remaining rows are computed), through the host otherwise.
 //
 //   auto [b, e] = kpm::distributed_rows(MPI_COMM_WORLD, H_rows_total);     // equal shares
 //   auto rows = kpm::assemble_rows(insulator, b, e);                       // this rank's rows
 //   auto r = kpm::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o);
 //
-// The moments equal a single-process run's to rounding (same start vectors). GPU buffers go
-// through host staging.
+// The moments equal a single-process run's to rounding (same start vectors).
 
 #include <nearsparse/config.hpp>
 
 #if NEARSPARSE_ENABLE_MPI
 
+#include <nearsparse/core/detail/broadcast_channel.hpp>
 #include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/gpu_transport.hpp>
 #include <nearsparse/kpm/detail/device_part.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
 #include <nearsparse/kpm/detail/partition.hpp>
@@ -31,6 +34,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -89,7 +93,8 @@ spectral_interval distributed_gershgorin_bounds(MPI_Comm comm, const host_crs<Sc
 template <class ExecSpace, class Scalar>
 distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
                                        const host_crs<Scalar>& rows, std::int64_t row_begin,
-                                       const scaling& s, const moments_options& o) {
+                                       const scaling& s, const moments_options& o,
+                                       gpu_transport transport = gpu_transport::automatic) {
   constexpr const char* fn = "nearsparse::kpm::distributed_moments";
   using nearsparse::detail::concat;
   static_assert(is_kpm_scalar_v<Scalar>, "distributed_moments: double or complex<double>");
@@ -167,6 +172,27 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   result.neighbours = int(peers.size());
   const MPI_Datatype type = detail::mpi_scalar<Scalar>();
 
+  const gpu_transport kind = nearsparse::detail::resolve_transport<ExecSpace>(transport, fn);
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+  std::unique_ptr<nearsparse::detail::nccl_communicator> nccl;
+  std::vector<nearsparse::detail::nccl_communicator::peer_transfer> transfers;
+  if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
+    if (kind == gpu_transport::nccl) {
+      nccl = std::make_unique<nearsparse::detail::nccl_communicator>(comm);
+      for (int q : peers) {
+        const auto at = std::size_t(part.recv_offsets[std::size_t(q)]);
+        const auto count = std::size_t(part.recv_offsets[std::size_t(q) + 1]) - at;
+        const auto out =
+            std::size_t(d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)]);
+        transfers.push_back({q,
+                             d.send_buffer.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R,
+                             out * R * sizeof(Scalar), nullptr, count * R * sizeof(Scalar)});
+      }
+    }
+  }
+#endif
+  (void)kind;
+
   MPI_Barrier(comm);
   exec.fence();
   const auto t0 = std::chrono::steady_clock::now();
@@ -174,6 +200,25 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   for (int step = 0; step < steps; ++step) {
     d.compute(0, d.n_send_rows, step, s);
     d.gather();
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
+      if (nccl) {
+        // The halo of `out` (rows n_local on) is written while the remaining rows are computed:
+        // those read `in` and write only rows below n_local.
+        for (std::size_t t = 0; t < transfers.size(); ++t)
+          transfers[t].recv =
+              d.out.data() +
+              (std::size_t(d.n_local) + std::size_t(part.recv_offsets[std::size_t(peers[t])])) * R;
+        const int ticket = nccl->exchange(transfers, exec.cuda_stream());
+        d.compute(d.n_send_rows, d.n_local, step, s);
+        nccl->wait(ticket, exec.cuda_stream());
+        nccl->begin_round();
+        std::swap(d.in, d.out);
+        if (o.progress && rank == 0) o.progress(step + 1, steps);
+        continue;
+      }
+    }
+#endif
     Kokkos::deep_copy(exec, send_host, d.send_buffer);
     exec.fence();
     pending.clear();

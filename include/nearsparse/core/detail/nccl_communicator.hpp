@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 namespace nearsparse::detail {
 
@@ -34,7 +35,21 @@ class nccl_communicator {
   /// the previous round's tickets have all been queued.
   void begin_round();
 
-  /// Makes the work queued next on `stream` wait for the broadcast `ticket`.
+  /// One process's part of a neighbour exchange: `send_bytes` at `send` go to `peer`, and
+  /// `recv_bytes` from it land at `recv` (device addresses; either size may be 0).
+  struct peer_transfer {
+    int peer = 0;
+    const void* send = nullptr;
+    std::size_t send_bytes = 0;
+    void* recv = nullptr;
+    std::size_t recv_bytes = 0;
+  };
+
+  /// Every transfer at once (one NCCL group), once the work queued so far on `after_stream` is
+  /// done; returns a ticket for wait(). Collective over the peers named.
+  int exchange(const std::vector<peer_transfer>& transfers, void* after_stream);
+
+  /// Makes the work queued next on `stream` wait for the broadcast or exchange `ticket`.
   void wait(int ticket, void* stream);
 
   /// Makes the broadcasts started next wait for the work queued so far on `stream` (a buffer
@@ -42,6 +57,7 @@ class nccl_communicator {
   void wait_for(void* stream);
 
  private:
+  int record_done();  // an event after the work queued on the stream so far; its ticket
   struct state;
   std::unique_ptr<state> state_;
 };
