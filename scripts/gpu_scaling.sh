@@ -42,7 +42,8 @@ for n in $sizes; do
     for np in $procs; do
       single=--no-single
       [[ $np -eq 1 ]] && single=""
-      mpirun -np "$np" --bind-to none "$build/perf/nearsparse_bench_spamm_mpi" --n "$n" \
+      OMP_NUM_THREADS=$(($(nproc) / np)) mpirun -np "$np" --bind-to none \
+        "$build/perf/nearsparse_bench_spamm_mpi" --n "$n" \
         --precision "$p" --ratios "$ratios" --repeats "$repeats" $single $bench_args --csv "$csv" ||
         echo "gpu_scaling.sh: $np process(es), n = $n, $p: a check FAILED (see above)"
     done
@@ -64,13 +65,13 @@ if [[ $kpm -eq 1 ]]; then
   {
     echo "KPM strong scaling: 100 x 100 x 40 insulator, 32 vectors, 200 moments"
     for np in $procs; do
-      mpirun -np "$np" --bind-to none "$build/apps/kpm_mpi/nearsparse-kpm-mpi" --nx 100 --ny 100 \
-        --nz 40 --moments 200 --vectors 32 --csv "" | grep -E "processes|per step"
+      OMP_NUM_THREADS=$(($(nproc) / np)) mpirun -np "$np" --bind-to none \
+        "$build/apps/kpm_mpi/nearsparse-kpm-mpi" --nx 100 --ny 100 --nz 40 --moments 200 --vectors 32 --csv "" | grep -E "processes|per step"
     done
     echo "KPM weak scaling: 100 x 100 x (20 P) insulator, 32 vectors, 200 moments"
     for np in $procs; do
-      mpirun -np "$np" --bind-to none "$build/apps/kpm_mpi/nearsparse-kpm-mpi" --nx 100 --ny 100 \
-        --nz $((20 * np)) --moments 200 --vectors 32 --csv "" | grep -E "processes|per step"
+      OMP_NUM_THREADS=$(($(nproc) / np)) mpirun -np "$np" --bind-to none \
+        "$build/apps/kpm_mpi/nearsparse-kpm-mpi" --nx 100 --ny 100 --nz $((20 * np)) --moments 200 --vectors 32 --csv "" | grep -E "processes|per step"
     done
   } 2>&1 | tee "$out/kpm_scaling.txt"
 fi
