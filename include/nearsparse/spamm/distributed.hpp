@@ -128,13 +128,15 @@ inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const cha
                             : concat(problem, " (on process ", mpi_rank(comm), ")"));
 }
 
-/// Copies `rows` rows of `width` 16-bit units from src (rows `width` apart) to dst (rows
-/// `dst_width` apart), starting at unit `offset` of each: a column block of a packed operand.
+/// Copies `rows` rows of `width` 8-byte words from src (rows `width` apart) to dst (rows
+/// `dst_width` apart), starting at word `offset` of each: a column block of a packed operand.
+/// Panels start on the tile grid and span whole tiles (32 elements of 2 bytes or more), so their
+/// edges are always whole words.
 template <class ExecSpace>
 void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, void* dst,
                   int dst_width, int offset) {
-  const auto* s = static_cast<const std::uint16_t*>(src);
-  auto* d = static_cast<std::uint16_t*>(dst);
+  const auto* s = static_cast<const std::uint64_t*>(src);
+  auto* d = static_cast<std::uint64_t*>(dst);
   Kokkos::parallel_for(
       "nearsparse::spamm::assemble_panels",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0},
@@ -512,7 +514,8 @@ class distributed_spamm_plan {
   void assemble(const ExecSpace& exec) {
     auto& w = whole_;
     w.geo = detail::spamm::geometry(local_geo_.m, local_geo_.n, global_geo_.k, options_.tile);
-    const int e = detail::spamm::storage_bytes(options_.precision) / 2;  // 16-bit units
+    const int bytes = detail::spamm::storage_bytes(options_.precision);
+    auto words_of = [&](int elements) { return elements * bytes / 8; };
     ensure(w.a, a_bytes_of(w.geo), exec, "A_whole");
     ensure(w.b, b_bytes_of(w.geo), exec, "Bt_whole");
     w.a_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap_whole"),
@@ -521,10 +524,10 @@ class distributed_spamm_plan {
                               w.geo.kt, w.geo.nt);
     for (const auto& p : panels_) {
       const int k0 = p.k0 / options_.tile;  // whole tiles: panels start on the tile grid
-      detail::spamm::copy_columns(exec, p.a.data(), p.geo.mp, p.geo.kp * e, w.a.data(),
-                                  w.geo.kp * e, p.k0 * e);
-      detail::spamm::copy_columns(exec, p.b.data(), p.geo.np, p.geo.kp * e, w.b.data(),
-                                  w.geo.kp * e, p.k0 * e);
+      detail::spamm::copy_columns(exec, p.a.data(), p.geo.mp, words_of(p.geo.kp), w.a.data(),
+                                  words_of(w.geo.kp), words_of(p.k0));
+      detail::spamm::copy_columns(exec, p.b.data(), p.geo.np, words_of(p.geo.kp), w.b.data(),
+                                  words_of(w.geo.kp), words_of(p.k0));
       Kokkos::deep_copy(
           exec, Kokkos::subview(w.a_norms, Kokkos::ALL(), std::make_pair(k0, k0 + p.geo.kt)),
           p.a_norms);
