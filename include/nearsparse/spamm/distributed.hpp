@@ -395,8 +395,8 @@ class distributed_spamm_plan {
   /// it: the weights for a balanced distributed_spamm_blocks. The same on every process.
   /// Collective.
   std::vector<double> tile_row_work(const ExecSpace& exec) const {
+    exec.fence();  // V was counted on exec
     auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), work_);
-    (void)exec;
     std::vector<double> mine(std::size_t(local_geo_.mt), 0.0);
     for (int i = 0; i < local_geo_.mt; ++i)
       for (int j = 0; j < local_geo_.nt; ++j) mine[std::size_t(i)] += v(i, j) + 1.0;
@@ -749,6 +749,7 @@ class distributed_spamm_plan {
     // Norm maps are small: they travel through the host.
     MPI_Comm comm = is_a ? row_comm_->comm : col_comm_->comm;
     if ((is_a ? pc_ : pr_) == 1) return;
+    exec.fence();  // the norms were computed on exec
     for (auto& p : panels_) {
       norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
       auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), norms);
