@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -31,6 +32,17 @@ const char* const usage =
     "  --transport T        automatic, host_staging or nccl: how GPU halos travel\n"
     "  --csv FILE           density of states (default kpm_dos_mpi.csv; '' for none)\n"
     "  --help               this text\n";
+
+/// The device a process runs on, so that a run shows one process per GPU.
+template <class Exec>
+std::string where(const Exec& exec) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
+    return "CUDA device " + std::to_string(exec.cuda_device());
+#endif
+  (void)exec;
+  return Exec::name();
+}
 
 int run(int argc, char* argv[], int rank, int size) {
   namespace nk = nearsparse::kpm;
@@ -74,8 +86,11 @@ int run(int argc, char* argv[], int rank, int size) {
   const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o, transport);
   for (int p = 0; p < size; ++p) {
     if (p == rank)
-      std::printf("  process %d: rows [%lld, %lld), halo %d rows from %d neighbour(s)\n", rank,
-                  (long long)begin, (long long)end, r.halo, r.neighbours);
+      std::printf(
+          "  process %d on %s: rows [%lld, %lld), halo %d rows from %d neighbour(s), set-up "
+          "%.3f s\n",
+          rank, where(exec).c_str(), (long long)begin, (long long)end, r.halo, r.neighbours,
+          r.setup_seconds);
     std::fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -47,6 +47,11 @@ struct distributed_result {
   std::vector<std::int64_t> bounds;  ///< process p owns rows [bounds[p], bounds[p+1])
   int halo = 0;                      ///< rows this process receives per step
   int neighbours = 0;                ///< processes it exchanges rows with
+  /// Wall time of this process's set-up before the recurrence: the local matrix and vector
+  /// blocks, the NCCL communicator, and one exchange of the boundary rows that opens the
+  /// connections (NCCL sets up its peer-to-peer channels on their first use, which takes a
+  /// few hundred milliseconds). moments.seconds covers the recurrence only.
+  double setup_seconds = 0;
 };
 
 namespace detail {
@@ -57,6 +62,17 @@ template <class Scalar>
 MPI_Datatype mpi_scalar() {
   return std::is_same_v<Scalar, double> ? MPI_DOUBLE : MPI_C_DOUBLE_COMPLEX;
 }
+
+/// Host memory for the boundary rows that travel through the host: pinned where the rows live
+/// on a CUDA device, so the copies run at full PCIe speed instead of through a pageable bounce.
+template <class ExecSpace>
+using staging_space =
+#ifdef KOKKOS_ENABLE_CUDA
+    std::conditional_t<std::is_same_v<ExecSpace, Kokkos::Cuda>, Kokkos::CudaHostPinnedSpace,
+                       Kokkos::HostSpace>;
+#else
+    Kokkos::HostSpace;
+#endif
 }  // namespace detail
 
 /// This process's rows [begin, end) of `rows` rows split in proportion to `weight` (each
@@ -109,6 +125,7 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   require(o.method == algorithm::aug_spmmv, fn, "options.method",
           concat("must be aug_spmmv for a distributed run, got ", to_string(o.method)));
   const int R = o.num_vectors, steps = (o.num_moments + 1) / 2;
+  const auto setup_start = std::chrono::steady_clock::now();
 
   // Row blocks of all processes; they must tile [0, N) in rank order.
   distributed_result result;
@@ -161,9 +178,8 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   result.halo = part.n_halo;
 
   detail::device_part<ExecSpace, Scalar> d(exec, part, R, steps, o.seed);
-  auto send_host = Kokkos::create_mirror_view(d.send_buffer);
-  Kokkos::View<Scalar**, Kokkos::LayoutRight, Kokkos::HostSpace> recv_host(
-      std::string("nearsparse::kpm::recv"), std::size_t(part.n_halo), std::size_t(R));
+  using staging = Kokkos::View<Scalar**, Kokkos::LayoutRight, detail::staging_space<ExecSpace>>;
+  staging send_host, recv_host;
   std::vector<int> peers;
   for (int q = 0; q < size; ++q)
     if (q != rank && (d.send_bytes(q) > 0 ||
@@ -173,12 +189,14 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   const MPI_Datatype type = detail::mpi_scalar<Scalar>();
 
   const gpu_transport kind = nearsparse::detail::resolve_transport<ExecSpace>(transport, fn);
+  bool through_nccl = false;
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
   std::unique_ptr<nearsparse::detail::nccl_communicator> nccl;
   std::vector<nearsparse::detail::nccl_communicator::peer_transfer> transfers;
   if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
     if (kind == gpu_transport::nccl) {
       nccl = std::make_unique<nearsparse::detail::nccl_communicator>(comm);
+      through_nccl = true;
       for (int q : peers) {
         const auto at = std::size_t(part.recv_offsets[std::size_t(q)]);
         const auto count = std::size_t(part.recv_offsets[std::size_t(q) + 1]) - at;
@@ -190,35 +208,40 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
       }
     }
   }
+  // Starts the exchange of the gathered boundary rows into the halo of `out` (rows n_local on):
+  // they are written while the remaining rows are computed, which read `in` and write only rows
+  // below n_local. Returns the ticket to wait for.
+  auto start_nccl = [&]() -> int {
+    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
+      for (std::size_t t = 0; t < transfers.size(); ++t)
+        transfers[t].recv =
+            d.out.data() +
+            (std::size_t(d.n_local) + std::size_t(part.recv_offsets[std::size_t(peers[t])])) * R;
+      return nccl->exchange(transfers, exec.cuda_stream());
+    } else {
+      return -1;
+    }
+  };
+  auto finish_nccl = [&](int ticket) {
+    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
+      nccl->wait(ticket, exec.cuda_stream());
+      nccl->begin_round();
+    }
+  };
 #endif
   (void)kind;
-
-  MPI_Barrier(comm);
-  exec.fence();
-  const auto t0 = std::chrono::steady_clock::now();
+  if (!through_nccl) {
+    send_host = staging(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                           std::string("nearsparse::kpm::send_staging")),
+                        d.send_buffer.extent(0), std::size_t(R));
+    recv_host = staging(Kokkos::view_alloc(Kokkos::WithoutInitializing,
+                                           std::string("nearsparse::kpm::recv_staging")),
+                        std::size_t(part.n_halo), std::size_t(R));
+  }
+  // Through the host: the gathered rows to the host, MPI_Isend/Irecv, and (finish) the received
+  // rows into the halo of `out` once the remaining rows have been queued.
   std::vector<MPI_Request> pending;
-  for (int step = 0; step < steps; ++step) {
-    d.compute(0, d.n_send_rows, step, s);
-    d.gather();
-#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
-      if (nccl) {
-        // The halo of `out` (rows n_local on) is written while the remaining rows are computed:
-        // those read `in` and write only rows below n_local.
-        for (std::size_t t = 0; t < transfers.size(); ++t)
-          transfers[t].recv =
-              d.out.data() +
-              (std::size_t(d.n_local) + std::size_t(part.recv_offsets[std::size_t(peers[t])])) * R;
-        const int ticket = nccl->exchange(transfers, exec.cuda_stream());
-        d.compute(d.n_send_rows, d.n_local, step, s);
-        nccl->wait(ticket, exec.cuda_stream());
-        nccl->begin_round();
-        std::swap(d.in, d.out);
-        if (o.progress && rank == 0) o.progress(step + 1, steps);
-        continue;
-      }
-    }
-#endif
+  auto start_host = [&](int tag) {
     Kokkos::deep_copy(exec, send_host, d.send_buffer);
     exec.fence();
     pending.clear();
@@ -228,7 +251,7 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
         pending.emplace_back();
         detail::mpi_check(
             MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
-                      count * R, type, q, step, comm, &pending.back()),
+                      count * R, type, q, tag, comm, &pending.back()),
             "MPI_Irecv");
       }
       const int out = d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)];
@@ -236,11 +259,12 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
         pending.emplace_back();
         detail::mpi_check(
             MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R, out * R,
-                      type, q, step, comm, &pending.back()),
+                      type, q, tag, comm, &pending.back()),
             "MPI_Isend");
       }
     }
-    d.compute(d.n_send_rows, d.n_local, step, s);
+  };
+  auto finish_host = [&]() {
     detail::mpi_check(MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE),
                       "MPI_Waitall");
     if (part.n_halo > 0)
@@ -248,6 +272,40 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
           exec,
           Kokkos::subview(d.out, std::make_pair(d.n_local, d.n_local + part.n_halo), Kokkos::ALL),
           recv_host);
+  };
+
+  // One exchange before the clock starts opens the connections (NCCL's peer-to-peer channels,
+  // MPI's shared-memory or network paths). It moves the zero send buffer into the halo of `out`,
+  // which step 0 overwrites.
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+  if (nccl) finish_nccl(start_nccl());
+#endif
+  if (!through_nccl) {
+    start_host(steps);
+    finish_host();
+  }
+  exec.fence();
+  result.setup_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+
+  MPI_Barrier(comm);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int step = 0; step < steps; ++step) {
+    d.compute(0, d.n_send_rows, step, s);
+    d.gather();
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+    if (nccl) {
+      const int ticket = start_nccl();
+      d.compute(d.n_send_rows, d.n_local, step, s);
+      finish_nccl(ticket);
+      std::swap(d.in, d.out);
+      if (o.progress && rank == 0) o.progress(step + 1, steps);
+      continue;
+    }
+#endif
+    start_host(step);
+    d.compute(d.n_send_rows, d.n_local, step, s);
+    finish_host();
     std::swap(d.in, d.out);
     if (o.progress && rank == 0) o.progress(step + 1, steps);
   }

@@ -69,6 +69,12 @@ std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpo
                                  dst[(r0 + r) * ld + c0 + c] = tile(r, c);
                              });
         Kokkos::single(Kokkos::PerTeam(team), [&]() { count += local; });
+        // A team reduction on CUDA (Kokkos 3.4) caps its grid at 32768 blocks and runs the
+        // remaining league ranks on the same blocks, one after another, with no barrier in
+        // between: without this one, a fast warp starts filling `tile` for the next block while
+        // slower warps still copy this one out (the transposed packing reads entries other
+        // threads wrote), and rare elements of the packed operand come out wrong.
+        team.team_barrier();
       },
       bad);
   return bad;
