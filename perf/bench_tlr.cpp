@@ -5,6 +5,9 @@
 //       Kernels gemm tile by tile on the host); on CUDA also t_portable, the team-policy kernel.
 //   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
 //       r) against the same baseline.
+//   tlr/batched_svd/<space>/m:<m>/n:<n>/batch:<b>   the batched SVD of b random m x n matrices:
+//       cuSOLVER gesvdjBatched (the automatic path on CUDA for m, n <= 32) against the portable
+//       Jacobi kernel (t_portable); on the host the portable kernel against itself.
 //   tlr/accuracy/<space>/N:1024/rank:<r>   the accuracy each rank reaches (Figure 4(b)): the
 //       1024 x 1024 Hilbert matrix as one tile at rank r, squared by GEMM-LLD (dense C) and
 //       GEMM-LLL (C recompressed to rank r); error_lld, error_lll against the dense product, and
@@ -163,6 +166,45 @@ void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
   state.counters["batch"] = batch;
   state.counters["rank"] = r;
   state.counters["tile"] = nb;
+}
+
+/// The batched SVD of `batch` random m x n matrices: the automatic path (cuSOLVER gesvdjBatched
+/// on CUDA for m, n <= 32) against the portable one-team-per-matrix Jacobi kernel; every call
+/// first restores A from a copy (the SVD overwrites it), the same for both.
+template <class Exec>
+void bench_svd(benchmark::State& state, int m, int n, int batch) {
+  const Exec exec;
+  using batch3 = Kokkos::View<double***, Kokkos::LayoutLeft, typename Exec::memory_space>;
+  const int k = m < n ? m : n;
+  batch3 a("bench::a", m, n, batch), original("bench::a0", m, n, batch);
+  batch3 u("bench::u", m, k, batch), v("bench::v", n, k, batch);
+  Kokkos::View<double**, Kokkos::LayoutLeft, typename Exec::memory_space> s("bench::s", k, batch);
+  Kokkos::View<double*, typename Exec::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(
+      original.data(), original.size());
+  nearsparse::fill_random(exec, flat, 21, -1.0, 1.0);
+  nt::batched_svd_options portable;
+  portable.kernel = nt::kernel_choice::portable;
+  std::string path;
+  std::vector<contender> others;
+  others.push_back({"portable",
+                    [&] {
+                      Kokkos::deep_copy(exec, a, original);
+                      nt::batched_svd(exec, a, s, u, v, portable);
+                      exec.fence();
+                    },
+                    0, 1, true});
+  nearsparse::perf::workload work;
+  work.bytes = double(batch) * (double(m) * n * 2 + double(m) * k + double(n) * k) * sizeof(double);
+  nearsparse::perf::compare_many(
+      state, exec,
+      [&] {
+        Kokkos::deep_copy(exec, a, original);
+        path = nt::batched_svd(exec, a, s, u, v).kernel;
+      },
+      others, work);
+  state.counters["vendor"] = path == "portable" ? 0 : 1;
+  state.counters["batch"] = batch;
+  state.SetLabel(path);
 }
 
 /// One dense product for the driver benchmarks: cuBLAS DGEMM, or KokkosBlas::gemm on the host.
@@ -340,6 +382,20 @@ void register_space() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(pick(host ? 3 : 10, 1));
   }
+  // Batched SVD: the shapes cuSOLVER's gesvdjBatched takes (up to 32 x 32), at two batch counts.
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{8, 8}, {16, 16}, {32, 32}, {32, 16}})
+    for (int b : {1000, 10000}) {
+      if (nearsparse::perf::smoke_mode() && (m != 8 || b != 1000)) continue;
+      const std::string name = "tlr/batched_svd/" + space + "/m:" + std::to_string(m) +
+                               "/n:" + std::to_string(n) + "/batch:" + std::to_string(b);
+      const int batch = pick(host ? b / 10 : b, 3);
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [m = m, n = n, batch](benchmark::State& st) { bench_svd<Exec>(st, m, n, batch); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(pick(host ? 3 : 10, 1));
+    }
   for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64}) {
     if (nearsparse::perf::smoke_mode() && r != 4) continue;
     const std::string name = "tlr/accuracy/" + space + "/N:1024/rank:" + std::to_string(r);

@@ -3,6 +3,7 @@
 // exact SVD), batched GEMM-LLD and GEMM-LLL, the TLR-GEMM driver, and Hilbert and exponential
 // covariance test matrices.
 
+#include <nearsparse/tlr/batched_svd.hpp>
 #include <nearsparse/tlr/compression.hpp>
 #include <nearsparse/tlr/gemm.hpp>
 #include <nearsparse/tlr/generators.hpp>

@@ -15,6 +15,7 @@
 #include <nearsparse/tlr/detail/product_kernels.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 #include <nearsparse/tlr/detail/tile_access.hpp>
+#include <nearsparse/tlr/detail/vendor_choice.hpp>
 #include <nearsparse/tlr/detail/vendor_lld.hpp>
 #include <nearsparse/tlr/options.hpp>
 #include <nearsparse/tlr/tlr_matrix.hpp>
@@ -155,27 +156,6 @@ struct lll_kernel {
     });
   }
 };
-
-template <class ExecSpace>
-constexpr bool vendor_path_exists() {
-#ifdef KOKKOS_ENABLE_CUDA
-  return std::is_same<ExecSpace, Kokkos::Cuda>::value &&
-         std::is_same<typename ExecSpace::memory_space, Kokkos::CudaSpace>::value;
-#else
-  return false;
-#endif
-}
-
-template <class ExecSpace>
-bool use_vendor(const char* function, kernel_choice choice) {
-  if (choice == kernel_choice::vendor && !vendor_path_exists<ExecSpace>())
-    throw unsupported(nearsparse::detail::concat(
-        function,
-        ": kernel_choice::vendor needs the CUDA backend and an execution space of "
-        "Kokkos::Cuda; this call runs on ",
-        ExecSpace::name()));
-  return choice != kernel_choice::portable && vendor_path_exists<ExecSpace>();
-}
 
 /// GEMM-LLD over `pairs` on a dense column-major C, in launches that fit the workspace budget.
 template <class ExecSpace>
