@@ -6,8 +6,9 @@
 //   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
 //       r) against the same baseline.
 //   tlr/batched_svd/<space>/m:<m>/n:<n>/batch:<b>   the batched SVD of b random m x n matrices:
-//       cuSOLVER gesvdjBatched (the automatic path on CUDA for m, n <= 32) against the portable
-//       Jacobi kernel (t_portable); on the host the portable kernel against itself.
+//       cuSOLVER gesvdjBatched against the portable Jacobi kernel (t_portable), on CUDA;
+//       automatic_is_vendor says which one the automatic choice takes. On the host the portable
+//       kernel against itself.
 //   tlr/accuracy/<space>/N:1024/rank:<r>   the accuracy each rank reaches (Figure 4(b)): the
 //       1024 x 1024 Hilbert matrix as one tile at rank r, squared by GEMM-LLD (dense C) and
 //       GEMM-LLL (C recompressed to rank r); error_lld, error_lll against the dense product, and
@@ -168,8 +169,8 @@ void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
   state.counters["tile"] = nb;
 }
 
-/// The batched SVD of `batch` random m x n matrices: the automatic path (cuSOLVER gesvdjBatched
-/// on CUDA for m, n <= 32) against the portable one-team-per-matrix Jacobi kernel; every call
+/// The batched SVD of `batch` random m x n matrices: cuSOLVER gesvdjBatched (on CUDA; the
+/// automatic path elsewhere) against the portable one-team-per-matrix Jacobi kernel; every call
 /// first restores A from a copy (the SVD overwrites it), the same for both.
 template <class Exec>
 void bench_svd(benchmark::State& state, int m, int n, int batch) {
@@ -182,8 +183,10 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
   Kokkos::View<double*, typename Exec::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> flat(
       original.data(), original.size());
   nearsparse::fill_random(exec, flat, 21, -1.0, 1.0);
-  nt::batched_svd_options portable;
+  nt::batched_svd_options portable, ours;
   portable.kernel = nt::kernel_choice::portable;
+  const bool vendor = nt::detail::vendor_path_exists<Exec>();
+  ours.kernel = vendor ? nt::kernel_choice::vendor : nt::kernel_choice::automatic;
   std::string path;
   std::vector<contender> others;
   others.push_back({"portable",
@@ -199,10 +202,11 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
       state, exec,
       [&] {
         Kokkos::deep_copy(exec, a, original);
-        path = nt::batched_svd(exec, a, s, u, v).kernel;
+        path = nt::batched_svd(exec, a, s, u, v, ours).kernel;
       },
       others, work);
   state.counters["vendor"] = path == "portable" ? 0 : 1;
+  state.counters["automatic_is_vendor"] = vendor && nt::detail::vendor_svd_pays(m, n) ? 1 : 0;
   state.counters["batch"] = batch;
   state.SetLabel(path);
 }
@@ -383,7 +387,8 @@ void register_space() {
         ->Iterations(pick(host ? 3 : 10, 1));
   }
   // Batched SVD: the shapes cuSOLVER's gesvdjBatched takes (up to 32 x 32), at two batch counts.
-  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{8, 8}, {16, 16}, {32, 32}, {32, 16}})
+  for (const auto& [m, n] :
+       std::vector<std::pair<int, int>>{{8, 8}, {16, 16}, {24, 24}, {32, 32}, {32, 16}, {32, 24}})
     for (int b : {1000, 10000}) {
       if (nearsparse::perf::smoke_mode() && (m != 8 || b != 1000)) continue;
       const std::string name = "tlr/batched_svd/" + space + "/m:" + std::to_string(m) +

@@ -2,7 +2,8 @@
 // Batched SVD of many small dense matrices of one shape: A_b = U_b diag(S_b) V_b^T for every b,
 // the building block of compression and recompression. The portable path runs one team per
 // matrix with the one-sided Jacobi SVD of the tile kernels (any m, n); on Kokkos::Cuda, matrices
-// of at most 32 x 32 go to cuSOLVER's gesvdjBatched (src/tlr/cuda_batched_svd.cpp).
+// of 24 x 24 up to 32 x 32, where it measured faster, go to cuSOLVER's gesvdjBatched
+// (src/tlr/cuda_batched_svd.cpp).
 //
 //   Kokkos::View<double***, Kokkos::LayoutLeft> A("A", m, n, batch);   // column-major, contiguous
 //   Kokkos::View<double**, Kokkos::LayoutLeft> S("S", k, batch);       // k = min(m, n)
@@ -29,8 +30,9 @@
 namespace nearsparse::tlr {
 
 struct batched_svd_options {
-  /// automatic: cuSOLVER gesvdjBatched on Kokkos::Cuda when m, n <= 32, the portable kernel
-  /// otherwise; vendor: cuSOLVER (an error where it is not compiled in or the shape does not fit).
+  /// automatic: cuSOLVER gesvdjBatched on Kokkos::Cuda where it fits (m, n <= 32) and measured
+  /// faster (min(m, n) >= 24), the portable kernel otherwise; vendor: cuSOLVER (an error where
+  /// it is not compiled in or the shape does not fit).
   kernel_choice kernel = kernel_choice::automatic;
   /// Jacobi sweeps before a matrix counts as not converged.
   int max_sweeps = 100;
@@ -51,6 +53,15 @@ namespace detail {
 
 /// The largest m and n cuSOLVER's gesvdjBatched takes.
 inline constexpr int vendor_svd_max_extent = 32;
+
+/// Whether the automatic choice takes cuSOLVER for m x n matrices: they must fit, and the
+/// measured crossover (perf/RESULTS.md, tlr/batched_svd on an H100) puts the portable kernel
+/// ahead for the smaller shapes, whose Jacobi sweeps one team finishes faster than cuSOLVER's
+/// batched kernel.
+constexpr bool vendor_svd_pays(std::size_t m, std::size_t n) {
+  return m <= std::size_t(vendor_svd_max_extent) && n <= std::size_t(vendor_svd_max_extent) &&
+         (m < n ? m : n) >= 24;
+}
 
 #ifdef KOKKOS_ENABLE_CUDA
 /// cuSOLVER gesvdjBatched on exec's stream; A (m x n x batch, column-major, contiguous) is
@@ -207,7 +218,9 @@ batched_svd_report batched_svd(const ExecSpace& exec, const AView& a, const SVie
           nearsparse::detail::concat("(", shape(a), ") exceeds the supported size"));
   const bool fits = m <= std::size_t(detail::vendor_svd_max_extent) &&
                     n <= std::size_t(detail::vendor_svd_max_extent);
-  const bool vendor = detail::use_vendor<ExecSpace>(fn, options.kernel) && fits;
+  const bool vendor =
+      detail::use_vendor<ExecSpace>(fn, options.kernel) &&
+      (options.kernel == kernel_choice::vendor ? fits : detail::vendor_svd_pays(m, n));
   if (options.kernel == kernel_choice::vendor && !fits)
     throw unsupported(nearsparse::detail::concat(
         fn, ": kernel_choice::vendor (cuSOLVER gesvdjBatched) takes matrices of at most ",
