@@ -167,13 +167,12 @@ struct batched_svd_kernel {
 };
 
 template <class View>
-constexpr void static_assert_batch_view(unsigned rank) {
+constexpr void static_assert_batch_view() {
   static_assert(Kokkos::is_view<View>::value, "nearsparse::tlr::batched_svd: arguments are Views");
   static_assert(std::is_same<typename View::non_const_value_type, double>::value,
                 "nearsparse::tlr::batched_svd: Views of double");
   static_assert(std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value,
                 "nearsparse::tlr::batched_svd: LayoutLeft Views (column-major, batch slowest)");
-  (void)rank;
 }
 
 }  // namespace detail
@@ -188,10 +187,10 @@ batched_svd_report batched_svd(const ExecSpace& exec, const AView& a, const SVie
                                const UView& u, const VView& v,
                                const batched_svd_options& options = batched_svd_options{}) {
   constexpr const char* fn = "nearsparse::tlr::batched_svd";
-  detail::static_assert_batch_view<AView>(3);
-  detail::static_assert_batch_view<SView>(2);
-  detail::static_assert_batch_view<UView>(3);
-  detail::static_assert_batch_view<VView>(3);
+  detail::static_assert_batch_view<AView>();
+  detail::static_assert_batch_view<SView>();
+  detail::static_assert_batch_view<UView>();
+  detail::static_assert_batch_view<VView>();
   static_assert(
       AView::rank == 3 && UView::rank == 3 && VView::rank == 3 && SView::rank == 2,
       "nearsparse::tlr::batched_svd: A, U, V are rank 3 (rows, columns, batch), S rank 2");
