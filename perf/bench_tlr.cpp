@@ -418,8 +418,13 @@ void register_space() {
            : std::vector<std::pair<std::size_t, std::size_t>>{
                  {4096, 1024},  {8192, 1024},  {16384, 1024}, {32768, 1024},
                  {32768, 2048}, {49152, 2048}, {49152, 4096}};
+  // Rank 16 with a dense C and rank 32 with a TLR C everywhere; at the largest size both ranks
+  // with both kinds of C.
   for (const auto& [n, tile] : sizes)
-    for (const auto& [lll, r] : {std::pair<bool, int>{false, 16}, {true, 32}}) {
+    for (const auto& [lll, r] :
+         std::vector<std::pair<bool, int>>{{false, 16}, {true, 32}, {false, 32}, {true, 16}}) {
+      if (r != (lll ? 32 : 16) && !(n == sizes.back().first && tile == sizes.back().second))
+        continue;
       const std::string name = std::string("tlr/gemm/") + (lll ? "tlr_c/" : "dense_c/") + space +
                                "/N:" + std::to_string(n) + "/tile:" + std::to_string(tile) +
                                "/rank:" + std::to_string(r);
