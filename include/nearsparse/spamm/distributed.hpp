@@ -492,20 +492,10 @@ class distributed_spamm_plan {
                    typename CView::const_value_type alpha, typename CView::const_value_type beta,
                    const CView& c) const {
     using c_value = typename CView::non_const_value_type;
-    detail::spamm::multiply_problem prob;
-    prob.precision = options_.precision;
-    prob.geo = geo;
-    prob.a = a;
-    prob.b = b;
-    prob.a_norms = a_norms;
-    prob.b_norms = b_norms;
-    prob.tau = tau_;
-    prob.stride = options_.load_balance_stride;
-    if (options_.kernel == spamm_kernel::portable) {
-      detail::spamm::multiply_portable(exec, prob, c_value(alpha), c_value(beta), c);
-    } else {
-      detail::spamm::multiply(exec, prob, c_value(alpha), c_value(beta), c);
-    }
+    detail::spamm::run_multiply(
+        exec, options_.kernel,
+        detail::spamm::make_problem(options_, geo, a, b, a_norms, b_norms, tau_), c_value(alpha),
+        c_value(beta), c);
   }
 
   /// Copies every panel (all here: kept) into one packed A (mp x kp) and B^T (np x kp) with

@@ -67,6 +67,35 @@ constexpr void static_assert_output() {
                 "nearsparse::spamm: C must be writable");
 }
 
+/// The device pointers and parameters of one product under `options`.
+inline multiply_problem make_problem(const spamm_options& options, const geometry& geo,
+                                     const void* a, const void* b, const double* a_norms,
+                                     const double* b_norms, double tau) {
+  multiply_problem p;
+  p.precision = options.precision;
+  p.geo = geo;
+  p.a = a;
+  p.b = b;
+  p.a_norms = a_norms;
+  p.b_norms = b_norms;
+  p.tau = tau;
+  p.stride = options.load_balance_stride;
+  return p;
+}
+
+/// C = alpha * A * B + beta * C over the kept tile products of `p`, on the kernel `kernel` asks
+/// for (the portable team kernel, or the backend's own where it has one).
+template <class ExecSpace, class CView>
+void run_multiply(const ExecSpace& exec, spamm_kernel kernel, const multiply_problem& p,
+                  typename CView::non_const_value_type alpha,
+                  typename CView::non_const_value_type beta, const CView& c) {
+  if (kernel == spamm_kernel::portable) {
+    multiply_portable(exec, p, alpha, beta, c);
+  } else {
+    multiply(exec, p, alpha, beta, c);
+  }
+}
+
 }  // namespace detail::spamm
 
 /// Kept tile products as lists per output tile (see detail::spamm::kept_list).
@@ -192,11 +221,7 @@ class spamm_plan {
           });
       return;
     }
-    if (options_.kernel == spamm_kernel::portable) {
-      detail::spamm::multiply_portable(exec, p, c_value(alpha), c_value(beta), c);
-    } else {
-      detail::spamm::multiply(exec, p, c_value(alpha), c_value(beta), c);
-    }
+    detail::spamm::run_multiply(exec, options_.kernel, p, c_value(alpha), c_value(beta), c);
   }
 
   /// Kept tile products of every output tile, listed on demand.
@@ -227,16 +252,8 @@ class spamm_plan {
   std::size_t packed_bytes() const { return 8 * (a_pack_.extent(0) + b_pack_.extent(0)); }
 
   detail::spamm::multiply_problem problem() const {
-    detail::spamm::multiply_problem p;
-    p.precision = options_.precision;
-    p.geo = geo_;
-    p.a = a_pack_.data();
-    p.b = b_pack_.data();
-    p.a_norms = a_norms_.data();
-    p.b_norms = b_norms_.data();
-    p.tau = tau_;
-    p.stride = options_.load_balance_stride;
-    return p;
+    return detail::spamm::make_problem(options_, geo_, a_pack_.data(), b_pack_.data(),
+                                       a_norms_.data(), b_norms_.data(), tau_);
   }
 
  private:
