@@ -51,10 +51,11 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
   nearsparse::kpm::detail::fill_start_vectors(exec, y, n, 2, 0, 0, Kokkos::View<int*, mem>(),
                                               false);
   const auto rows = nk::detail::rows_of(h);
+  const int period = nk::detail::stencil_period_of(rows);  // as kpm::moments finds it
   auto ours = [&] {
     nk::detail::aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
-                          nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
-                          0);
+                          nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta, 0,
+                          true, period);
   };
   // The per-vector stages on single vectors (their time does not depend on the vector's values).
   block x1("x1", n, 1), y1("y1", n, 1), u1("u1", n, 1);
@@ -77,7 +78,7 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
                         nk::detail::aug_spmmv(
                             exec, "nearsparse::kpm::aug_spmv", rows, 0, n, y1, x1,
                             nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
-                            0);
+                            0, true, period);
                       exec.fence();
                     },
                     slow_samples, 1, true});

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,6 +19,7 @@ namespace {
 constexpr int block_threads = 256;
 constexpr unsigned full_mask = 0xffffffffu;
 
+// Ops::load reads the matrix and `in` through the read-only data path (__ldg).
 struct real_ops {
   using type = double;
   __device__ static type zero() { return 0.0; }
@@ -27,6 +29,7 @@ struct real_ops {
   __device__ static double norm2(type a) { return a * a; }
   __device__ static double real_dot(type a, type b) { return a * b; }
   __device__ static type shfl(type a, int src) { return __shfl_sync(full_mask, a, src); }
+  __device__ static type load(const type* p) { return __ldg(p); }
 };
 
 struct complex_ops {
@@ -44,6 +47,7 @@ struct complex_ops {
   __device__ static type shfl(type a, int src) {
     return make_double2(__shfl_sync(full_mask, a.x, src), __shfl_sync(full_mask, a.y, src));
   }
+  __device__ static type load(const type* p) { return __ldg(p); }
 };
 
 struct crs_access {
@@ -67,16 +71,22 @@ struct sell_access {
   }
 };
 
-/// G lanes per row (a power of two <= 32), CPL columns per lane (R <= G * CPL). The launch bounds
-/// keep one column per lane at 32 registers (8 resident blocks); with 2 or 4 columns, forcing more
-/// than 4 resident blocks spills and measured 1.5x-3x slower on an H100.
+/// G lanes per row (a power of two <= 32), CPL columns per lane (R <= G * CPL). At most 4
+/// resident blocks of 256 threads, i.e. 64 registers: with 8 (32 registers) one column per lane
+/// spilled and took R = 1 from 0.18 to 0.23 ms per step on an H100; with 2 or 4 columns, more
+/// than 4 resident blocks spills and measured 1.5x-3x slower.
+///
+/// Rows go to blocks in chunks of chunk_iters consecutive windows of rows_per_window rows: block
+/// b takes chunks b, b + gridDim.x, ... and walks each chunk's windows in order, so the rows a
+/// block visits one after another read the same nearby vector rows (in L1) and chunks that share
+/// far neighbours run at the same phase (kpm/detail/row_period.hpp).
 template <class Ops, class Access, int G, int CPL, bool Dots>
-__global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
+__global__ void __launch_bounds__(block_threads, 4)
     aug_kernel(Access access, const int* __restrict__ columns,
                const typename Ops::type* __restrict__ values,
                const typename Ops::type* __restrict__ in, typename Ops::type* __restrict__ out,
                int R, int row_begin, int row_end, double alpha, double beta, double gamma,
-               double* __restrict__ eta, int eta_ld, int step) {
+               double* __restrict__ eta, int eta_ld, int step, int chunk_iters) {
   using T = typename Ops::type;
   const int lane = threadIdx.x & 31;
   const int g = lane % G;  // lane within the group: columns g, g + G, ...
@@ -84,17 +94,19 @@ __global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
   constexpr int groups_per_warp = 32 / G;
   const int warp = threadIdx.x >> 5;
   constexpr int warps = block_threads / 32;
-  const long long group0 =
-      (long long)(blockIdx.x) * warps * groups_per_warp + warp * groups_per_warp + group_in_warp;
-  const long long group_stride = (long long)(gridDim.x) * warps * groups_per_warp;
+  constexpr int rows_per_window = warps * groups_per_warp;
   double vv[CPL], wv[CPL];
 #pragma unroll
   for (int k = 0; k < CPL; ++k) vv[k] = wv[k] = 0;
 
   // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
   const long long rows = row_end - row_begin;
-  const long long per_warp_stride = group_stride;
-  for (long long base = group0 - group_in_warp; base < rows; base += per_warp_stride) {
+  const long long chunk_rows = (long long)(rows_per_window)*chunk_iters;
+  for (long long v = 0;; ++v) {
+    const long long chunk = blockIdx.x + (v / chunk_iters) * gridDim.x;
+    if (chunk * chunk_rows >= rows) break;
+    const long long base =
+        chunk * chunk_rows + (v % chunk_iters) * rows_per_window + warp * groups_per_warp;
     const long long my = base + group_in_warp;
     const bool active = my < rows;
     const int i = row_begin + int(active ? my : 0);
@@ -113,7 +125,7 @@ __global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
         if (lane < n) {
           const std::int64_t e = begin + std::int64_t(chunk + lane) * stride;
           my_col = __ldg(columns + e);
-          my_val = values[e];
+          my_val = Ops::load(values + e);
         }
 #pragma unroll 4
         for (int j = 0; j < n; ++j) {
@@ -122,7 +134,7 @@ __global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
 #pragma unroll
           for (int k = 0; k < CPL; ++k) {
             const int r = g + k * G;
-            if (r < R) y[k] = Ops::fma(v, in[std::int64_t(c) * R + r], y[k]);
+            if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
           }
         }
       }
@@ -131,11 +143,11 @@ __global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
       for (int j = 0; j < count; ++j) {
         const std::int64_t e = begin + std::int64_t(j) * stride;
         const int c = __ldg(columns + e);
-        const T v = values[e];
+        const T v = Ops::load(values + e);
 #pragma unroll
         for (int k = 0; k < CPL; ++k) {
           const int r = g + k * G;
-          if (r < R) y[k] = Ops::fma(v, in[std::int64_t(c) * R + r], y[k]);
+          if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
         }
       }
     }
@@ -145,7 +157,7 @@ __global__ void __launch_bounds__(block_threads, CPL == 1 ? 8 : 4)
         const int r = g + k * G;
         if (r >= R) continue;
         const std::int64_t at = std::int64_t(i) * R + r;
-        const T vin = (Dots || beta != 0) ? in[at] : Ops::zero();
+        const T vin = (Dots || beta != 0) ? Ops::load(in + at) : Ops::zero();
         T o = Ops::add(Ops::scale(alpha, y[k]), Ops::scale(beta, vin));
         if (gamma != 0) o = Ops::add(o, Ops::scale(gamma, out[at]));
         out[at] = o;
@@ -188,6 +200,39 @@ void check(cudaError_t e, const char* what) {
                                     ": " + cudaGetErrorString(e));
 }
 
+/// Windows of `window` rows per chunk: NEARSPARSE_KPM_CUDA_CHUNK=<rows> (rounded to whole windows)
+/// when set, for tuning; else the most windows, up to 512 rows, whose rows divide the period.
+int chunk_windows(const cuda_aug_args& a, int window) {
+  static const int env = [] {
+    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_CHUNK");
+    int v = 0;
+    return e && std::sscanf(e, "%d", &v) == 1 && v > 0 ? v : 0;
+  }();
+  if (env > 0) return std::max(1, (env + window / 2) / window);
+  int best = 1;
+  for (int k = 1; a.period > 0 && k * window <= 512; ++k)
+    if (a.period % (k * window) == 0) best = k;
+  return best;
+}
+
+/// Kokkos sets the device's cache preference to shared memory when it initializes
+/// (cudaDeviceSetCacheConfig), which leaves this kernel a small L1 for its gathers. Ask for just
+/// the shared memory that 4 resident blocks need: at R = 32 on an H100 that took a step from
+/// 1.72 to 1.54 ms (L1 hit rate of the gathers 33 % -> 58 %, Nsight Compute).
+template <class Kernel>
+void prefer_l1(Kernel* kernel) {
+  cudaFuncAttributes attributes{};
+  check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
+  int device = 0, per_sm = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+        "cudaDeviceGetAttribute");
+  const double needed = 4.0 * (double(attributes.sharedSizeBytes) + 1024);  // 1 KiB per block
+  const int percent = per_sm > 0 ? std::min(100, int(std::ceil(100 * needed / per_sm))) : 100;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent),
+        "cudaFuncSetAttribute");
+}
+
 template <class Ops, class Access, int G, int CPL>
 void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
   using T = typename Ops::type;
@@ -202,14 +247,18 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
           "cudaDeviceGetAttribute");
   }
-  const long long needed = (rows + groups_per_block - 1) / groups_per_block;
+  const int chunk_iters = chunk_windows(a, groups_per_block);
+  const long long chunk_rows = (long long)(groups_per_block)*chunk_iters;
+  const long long needed = (rows + chunk_rows - 1) / chunk_rows;
   const int blocks = int(std::max<long long>(1, std::min<long long>(needed, 8LL * sms)));
   auto run = [&](auto dots) {
-    aug_kernel<Ops, Access, G, CPL, decltype(dots)::value>
-        <<<blocks, block_threads, 0, exec.cuda_stream()>>>(
-            access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
-            static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
-            a.eta_ld, a.step);
+    constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value>;
+    static const bool carved = (prefer_l1(kernel), true);
+    (void)carved;
+    kernel<<<blocks, block_threads, 0, exec.cuda_stream()>>>(
+        access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
+        static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
+        a.eta_ld, a.step, chunk_iters);
   };
   if (a.eta)
     run(std::true_type{});

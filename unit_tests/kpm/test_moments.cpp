@@ -257,6 +257,26 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
     o.kernel = nk::kernel_choice::automatic;
     if (R <= 8) require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
   }
+  // Rows walked in chunks that divide the stencil period (4 nz = 80 rows: 5 windows of 16 rows
+  // at R = 32, 10 of 8 at R = 64), with more chunks than the grid has blocks, so that blocks go on
+  // to later chunks. Only the CUDA kernel takes chunks; elsewhere both runs are portable.
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<TestType, Kokkos::Cuda>) {
+    const auto big = nk::make_topological_insulator(exec, ref::insulator(37, 31, 20, seed));
+    REQUIRE(nk::detail::stencil_period_of(nk::detail::rows_of(big)) == 80);
+    const auto sb = nk::scaling_for(nk::gershgorin_bounds(exec, big), 0.01);
+    for (int R : {1, 17, 32, 64}) {
+      INFO("chunked, R = " << R);
+      nk::moments_options o;
+      o.num_moments = 8;
+      o.num_vectors = R;
+      o.seed = seed;
+      const auto fast = nk::moments(exec, big, sb, o);
+      o.kernel = nk::kernel_choice::portable;
+      require_close(fast.mu_per_vector, nk::moments(exec, big, sb, o).mu_per_vector, 1e-12);
+    }
+  }
+#endif
   // A real matrix through both.
   auto c = ref::lattice(7, 6, 5);
   const auto hc = nk::make_cubic_lattice<double>(exec, c);
@@ -267,4 +287,23 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   const auto fast = nk::moments(exec, hc, sc, o);
   o.kernel = nk::kernel_choice::portable;
   require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
+}
+
+TEST_CASE("the stencil period is the nearest far distance most rows couple to", "[kpm]") {
+  const Kokkos::DefaultHostExecutionSpace host;
+  // Insulator: z lines of nz sites x 4 orbitals (sites z fastest).
+  for (int nz : {4, 10, 40}) {
+    INFO("nz = " << nz);
+    const auto h = nk::make_topological_insulator(host, ref::insulator(5, 4, nz, 3));
+    REQUIRE(nk::detail::stencil_period_of(nk::detail::rows_of(h)) == 4 * nz);
+  }
+  // Cubic lattice, x fastest: the y neighbour at nx rows (nx >= 16), else the z neighbour.
+  const auto c = nk::make_cubic_lattice<double>(host, ref::lattice(20, 7, 5));
+  REQUIRE(nk::detail::stencil_period_of(nk::detail::rows_of(c)) == 20);
+  const auto narrow = nk::make_cubic_lattice<double>(host, ref::lattice(3, 7, 5));
+  REQUIRE(nk::detail::stencil_period_of(nk::detail::rows_of(narrow)) == 21);
+  // No distance that half the rows share, and the empty matrix.
+  REQUIRE(nk::detail::stencil_period({0, 1, 2, 3, 4}, {20, 57, 3, 90}) == 0);
+  REQUIRE(nk::detail::stencil_period({0, 1, 2, 3, 4}, {20, 21, 3, 90}) == 20);
+  REQUIRE(nk::detail::stencil_period({0}, {}) == 0);
 }

@@ -16,6 +16,7 @@
 #include <nearsparse/kpm/detail/aug_kernel.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
+#include <nearsparse/kpm/detail/row_period.hpp>
 #include <nearsparse/kpm/detail/start_vectors.hpp>
 #include <nearsparse/kpm/moments_result.hpp>
 #include <nearsparse/kpm/scaling.hpp>
@@ -65,14 +66,14 @@ int check_moment_inputs(const Exec& exec, const Matrix& h, const scaling& s,
 template <class Exec, class Rows, class Block, class Eta>
 void fused_recurrence(const Exec& exec, const Rows& rows, int n, Block x, Block y, const Eta& eta,
                       const scaling& s, int steps, const std::function<void(int, int)>& progress,
-                      int progress_base, int progress_total, bool allow_cuda) {
+                      int progress_base, int progress_total, bool allow_cuda, int period) {
   const double a = s.a, b = s.b;
   aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, x, y, aug_coefficients{a, -a * b, 0.0},
-            true, eta, 0, allow_cuda);
+            true, eta, 0, allow_cuda, period);
   if (progress) progress(progress_base + 1, progress_total);
   for (int step = 1; step < steps; ++step) {
     aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
-              aug_coefficients{2 * a, -2 * a * b, -1.0}, true, eta, step, allow_cuda);
+              aug_coefficients{2 * a, -2 * a * b, -1.0}, true, eta, step, allow_cuda, period);
     std::swap(x, y);
     if (progress) progress(progress_base + step + 1, progress_total);
   }
@@ -132,6 +133,12 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
   const int n = traits::rows(h);
   const auto rows = rows_of(h);
   const bool allow_cuda = o.kernel == kernel_choice::automatic;
+  // The CUDA kernel orders its rows by the matrix's stencil period (a host scan of its first rows).
+  int period = 0;
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
+    if (allow_cuda && o.method != algorithm::naive) period = stencil_period_of(rows);
+#endif
   std::vector<double> eta(std::size_t(2 * steps) * R, 0.0);
 
   exec.fence();
@@ -146,7 +153,8 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
     Kokkos::View<double**, Kokkos::LayoutRight, mem> d_eta(std::string("nearsparse::kpm::eta"),
                                                            std::size_t(2 * steps), std::size_t(R));
     fill_start(x, 0);
-    fused_recurrence(exec, rows, n, x, y, d_eta, s, steps, o.progress, 0, steps, allow_cuda);
+    fused_recurrence(exec, rows, n, x, y, d_eta, s, steps, o.progress, 0, steps, allow_cuda,
+                     period);
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());
   } else if (o.method == algorithm::aug_spmv) {
@@ -162,7 +170,7 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
       fill_start(x, r);
       fused_recurrence(exec, rows, n, x, y,
                        Kokkos::subview(d_eta, Kokkos::ALL, std::make_pair(r, r + 1)), s, steps,
-                       o.progress, r * steps, R * steps, allow_cuda);
+                       o.progress, r * steps, R * steps, allow_cuda, period);
     }
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());

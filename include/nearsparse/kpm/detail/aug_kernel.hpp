@@ -146,11 +146,12 @@ inline aug_launch gpu_launch_shape(int R, int row_count) {
 /// See the file comment. `in` and `out` are rank-2 Views with H's columns' worth of rows (in) and
 /// at least row_end rows (out), R columns each; eta is (2 * steps) x R, or empty when !dots. On
 /// Kokkos::Cuda the CUDA kernel runs when `allow_cuda` and the data fit it (row-major blocks,
-/// int indices, 2 <= R <= 128); the portable kernel otherwise.
+/// int indices, R <= 128), with `period` the matrix's stencil period (row_period.hpp; 0: none);
+/// the portable kernel otherwise.
 template <class Exec, class Rows, class In, class Out, class Eta>
 void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_begin, int row_end,
                const In& in, const Out& out, aug_coefficients c, bool dots, const Eta& eta,
-               int step, bool allow_cuda = true) {
+               int step, bool allow_cuda = true, int period = 0) {
   const int R = int(in.extent(1));
   const int count = row_end - row_begin;
   if (count <= 0 || R == 0) return;
@@ -161,9 +162,7 @@ void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_be
         (in.extent(0) <= 1 || in.stride(0) == std::size_t(R)) && in.stride(1) == 1 &&
         (out.extent(0) <= 1 || out.stride(0) == std::size_t(R)) && out.stride(1) == 1;
     const bool eta_ok = !dots || eta.stride(1) == 1;
-    // R = 1 stays on the portable kernel: on an H100 it took 0.235 ms per step on SELL-32 against
-    // 0.261 ms for the CUDA kernel (perf/RESULTS.md); from R = 2 the CUDA kernel is faster.
-    if (allow_cuda && row_major && eta_ok && R >= 2 && R <= cuda_aug_max_columns) {
+    if (allow_cuda && row_major && eta_ok && R <= cuda_aug_max_columns) {
       cuda_aug_args a;
       if constexpr (Rows::is_sell) {
         a.chunk_offsets = rows.chunk_offsets.data();
@@ -186,6 +185,7 @@ void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_be
       a.eta = dots ? eta.data() : nullptr;
       a.eta_ld = dots ? int(eta.stride(0)) : 0;
       a.step = step;
+      a.period = period;
       cuda_aug_spmmv(exec, a);
       return;
     }

@@ -7,7 +7,9 @@
 // the lanes and broadcast with warp shuffles; the dot products stay in registers across all the
 // rows a lane visits, are reduced across the groups of a warp with shuffles and across the warps
 // of a block in shared memory, and reach eta with one atomic per block and column. Row-major
-// blocks with leading dimension R; CRS with int offsets or SELL-C-sigma.
+// blocks with leading dimension R; CRS with int offsets or SELL-C-sigma. Each block walks chunks of
+// consecutive rows whose length divides `period` (row_period.hpp);
+// NEARSPARSE_KPM_CUDA_CHUNK=<rows> overrides the chunk length, for tuning.
 
 #include <Kokkos_Core.hpp>
 
@@ -34,6 +36,9 @@ struct cuda_aug_args {
   double* eta = nullptr;
   int eta_ld = 0;
   int step = 0;
+  // The matrix's stencil period (row_period.hpp; 0: none): each block walks chunks of
+  // consecutive rows whose length divides it, else chunks of one window of rows.
+  int period = 0;
 };
 
 /// Largest R the CUDA kernel takes (4 columns per lane); wider blocks use the portable kernel.
