@@ -57,6 +57,29 @@ void check_bounds_input(const Exec& exec, const Matrix& h, const char* fn) {
 }
 }  // namespace detail
 
+namespace detail {
+/// Row i's Gershgorin disc [Re h_ii - r_i, Re h_ii + r_i] folded into a running interval. A named
+/// functor, not a lambda: in a CUDA build, the extended lambda of this header template, once two
+/// translation units instantiated it, made the Serial reduction call through a null pointer.
+template <class Rows>
+struct gershgorin_discs {
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, Kokkos::MinMaxScalar<double>& m) const {
+    const row_span s = rows.span(i);
+    double centre = 0, radius = 0;
+    for (int j = 0; j < s.count; ++j) {
+      const std::int64_t e = s.begin + std::int64_t(j) * s.stride;
+      if (rows.column(e) == i)
+        centre += real_part(rows.value(e));
+      else
+        radius += magnitude(rows.value(e));
+    }
+    if (centre - radius < m.min_val) m.min_val = centre - radius;
+    if (centre + radius > m.max_val) m.max_val = centre + radius;
+  }
+};
+}  // namespace detail
+
 /// [min_i (Re h_ii - r_i), max_i (Re h_ii + r_i)] with r_i = sum_{j != i} |h_ij|. An empty matrix
 /// gives [0, 0].
 template <class ExecSpace, class Matrix>
@@ -66,26 +89,13 @@ spectral_interval gershgorin_bounds(const ExecSpace& exec, const Matrix& h) {
   using traits = detail::matrix_traits<Matrix>;
   const int n = traits::rows(h);
   if (n == 0) return {0, 0};
-  const auto rows = detail::rows_of(h);
   // The SELL permutation renumbers rows and columns alike, so the diagonal stays the diagonal.
-  double lo = 0, hi = 0;
-  Kokkos::parallel_reduce(
-      "nearsparse::kpm::gershgorin", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int i, double& l, double& u) {
-        const detail::row_span s = rows.span(i);
-        double centre = 0, radius = 0;
-        for (int j = 0; j < s.count; ++j) {
-          const std::int64_t e = s.begin + std::int64_t(j) * s.stride;
-          if (rows.column(e) == i)
-            centre += detail::real_part(rows.value(e));
-          else
-            radius += detail::magnitude(rows.value(e));
-        }
-        l = centre - radius < l ? centre - radius : l;
-        u = centre + radius > u ? centre + radius : u;
-      },
-      Kokkos::Min<double>(lo), Kokkos::Max<double>(hi));
-  return {lo, hi};
+  using rows_type = decltype(detail::rows_of(h));
+  Kokkos::MinMaxScalar<double> interval;
+  Kokkos::parallel_reduce("nearsparse::kpm::gershgorin", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          detail::gershgorin_discs<rows_type>{detail::rows_of(h)},
+                          Kokkos::MinMax<double>(interval));
+  return {interval.min_val, interval.max_val};
 }
 
 /// Gershgorin interval of some rows of a matrix held on the host (global columns; the row with
