@@ -44,7 +44,9 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
   using block = Kokkos::View<c64**, Kokkos::LayoutRight, mem>;
   const int n = int(p.crs.numRows());
   const nk::scaling s = p.map;
-  block x("x", n, R), y("y", n, R);
+  // Blocks with 512-byte aligned rows, as kpm::moments allocates them.
+  const nk::detail::aligned_block<c64, mem> x_block("x", n, R), y_block("y", n, R);
+  const auto x = x_block.view, y = y_block.view;
   Kokkos::View<double**, Kokkos::LayoutRight, mem> eta("eta", 2, R);
   nearsparse::kpm::detail::fill_start_vectors(exec, x, n, 1, 0, 0, Kokkos::View<int*, mem>(),
                                               false);

@@ -13,6 +13,7 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/kpm/crs.hpp>
+#include <nearsparse/kpm/detail/aligned_block.hpp>
 #include <nearsparse/kpm/detail/aug_kernel.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
@@ -144,17 +145,13 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
   exec.fence();
   const auto t0 = std::chrono::steady_clock::now();
   if (o.method == algorithm::aug_spmmv) {
-    block_view<Exec, scalar> x(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::V")),
-        std::size_t(n), std::size_t(R));
-    block_view<Exec, scalar> y(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::W")),
-        std::size_t(n), std::size_t(R));
+    const aligned_block<scalar, mem> x("nearsparse::kpm::V", std::size_t(n), std::size_t(R));
+    const aligned_block<scalar, mem> y("nearsparse::kpm::W", std::size_t(n), std::size_t(R));
     Kokkos::View<double**, Kokkos::LayoutRight, mem> d_eta(std::string("nearsparse::kpm::eta"),
                                                            std::size_t(2 * steps), std::size_t(R));
-    fill_start(x, 0);
-    fused_recurrence(exec, rows, n, x, y, d_eta, s, steps, o.progress, 0, steps, allow_cuda,
-                     period);
+    fill_start(x.view, 0);
+    fused_recurrence(exec, rows, n, x.view, y.view, d_eta, s, steps, o.progress, 0, steps,
+                     allow_cuda, period);
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());
   } else if (o.method == algorithm::aug_spmv) {

@@ -4,6 +4,7 @@
 // share of the dot products. Used by the split (two spaces, one process) and the MPI runs.
 
 #include <nearsparse/kpm/crs.hpp>
+#include <nearsparse/kpm/detail/aligned_block.hpp>
 #include <nearsparse/kpm/detail/aug_kernel.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 #include <nearsparse/kpm/detail/partition.hpp>
@@ -57,7 +58,10 @@ struct device_part {
   int n_local = 0, n_halo = 0, n_send_rows = 0, R = 0;
   bool interior_needs_halo = false;
   crs_matrix<Scalar, Exec> h;
-  block in, out, send_buffer;
+  // The vector blocks (512-byte aligned rows, aligned_block.hpp); in and out view them and swap.
+  aligned_block<Scalar, BlockMem> first, second;
+  typename aligned_block<Scalar, BlockMem>::view_type in, out;
+  block send_buffer;
   Kokkos::View<int*, mem> send_index;  // concatenated over target parts
   std::vector<int> send_offsets;       // P + 1
   std::vector<int> recv_offsets;       // P + 1
@@ -73,10 +77,10 @@ struct device_part {
         recv_offsets(p.recv_offsets) {
     h = to_device<Scalar>(exec, p.matrix);
     const auto total = std::size_t(n_local + n_halo);
-    in = block(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::V")),
-               total, std::size_t(R));
-    out = block(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::kpm::W")),
-                total, std::size_t(R));
+    first = aligned_block<Scalar, BlockMem>("nearsparse::kpm::V", total, std::size_t(R));
+    second = aligned_block<Scalar, BlockMem>("nearsparse::kpm::W", total, std::size_t(R));
+    in = first.view;
+    out = second.view;
     eta = Kokkos::View<double**, Kokkos::LayoutRight, mem>(std::string("nearsparse::kpm::eta"),
                                                            std::size_t(2 * steps), std::size_t(R));
     send_offsets.assign(1, 0);
