@@ -77,23 +77,20 @@ struct sell_access {
 /// spilled and took R = 1 from 0.18 to 0.23 ms per step on an H100; with 2 or 4 columns, more
 /// than 4 resident blocks spills and measured 1.5x-3x slower.
 ///
-/// Rows go to blocks in chunks: `lines` runs of chunk_iters * rows_per_window consecutive rows
-/// each, walked together window by window (each window takes rows_per_window / lines rows of
-/// every run). A block thus visits rows that read the same nearby vector rows one after another
-/// (in L1), and chunks that share far neighbours run at the same phase (row_period.hpp). A run is
-/// the matrix's stencil period when it has one, so two runs walked together also share the
-/// neighbours one period apart: at R = 32 on an H100 that took a step from 1.43 to 1.39 ms.
-/// With `counter` null, block b takes chunks b, b + gridDim.x, ...; otherwise each block takes the
-/// next chunk from counter[0] when it is done with one (the last block to finish resets both
-/// counters for the next launch), so chunks run in nearly global order and blocks finish
-/// together: 1.42 ms against 1.47 ms.
+/// Rows go to blocks in chunks of chunk_iters consecutive windows of rows_per_window rows, and a
+/// block walks each chunk's windows in order, so the rows it visits one after another read the
+/// same nearby vector rows (in L1) and chunks that share far neighbours run at the same phase
+/// (kpm/detail/row_period.hpp). With `counter` null, block b takes chunks b, b + gridDim.x, ...;
+/// otherwise each block takes the next chunk from counter[0] when it is done with one (the last
+/// block to finish resets both counters for the next launch). Chunks then run in nearly global
+/// order and blocks finish together: at R = 32 on an H100 a step took 1.42 ms against 1.47 ms.
 template <class Ops, class Access, int G, int CPL, bool Dots>
 __global__ void __launch_bounds__(block_threads, 4)
     aug_kernel(Access access, const int* __restrict__ columns,
                const typename Ops::type* __restrict__ values,
                const typename Ops::type* __restrict__ in, typename Ops::type* __restrict__ out,
                int R, int row_begin, int row_end, double alpha, double beta, double gamma,
-               double* __restrict__ eta, int eta_ld, int step, int chunk_iters, int lines,
+               double* __restrict__ eta, int eta_ld, int step, int chunk_iters,
                unsigned* __restrict__ counter) {
   using T = typename Ops::type;
   const int lane = threadIdx.x & 31;
@@ -109,27 +106,24 @@ __global__ void __launch_bounds__(block_threads, 4)
 
   // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
   const long long rows = row_end - row_begin;
-  const long long run_rows = (long long)(rows_per_window)*chunk_iters;
-  const long long chunk_rows = run_rows * lines;
-  const int windows = chunk_iters * lines;      // per chunk
-  const int segment = rows_per_window / lines;  // rows of each run per window
-  const int slot = warp * groups_per_warp + group_in_warp;
-  const long long slot_offset = (slot / segment) * run_rows + slot % segment;
+  const long long chunk_rows = (long long)(rows_per_window)*chunk_iters;
   __shared__ unsigned next_chunk;
   long long chunk = blockIdx.x;
   for (long long v = 0;; ++v) {
     if (counter) {
-      if (v % windows == 0) {
+      if (v % chunk_iters == 0) {
         __syncthreads();  // every warp has read next_chunk
         if (threadIdx.x == 0) next_chunk = atomicAdd(counter, 1u);
         __syncthreads();
         chunk = next_chunk;
       }
     } else {
-      chunk = blockIdx.x + (v / windows) * gridDim.x;
+      chunk = blockIdx.x + (v / chunk_iters) * gridDim.x;
     }
     if (chunk * chunk_rows >= rows) break;
-    const long long my = chunk * chunk_rows + slot_offset + (v % windows) * segment;
+    const long long base =
+        chunk * chunk_rows + (v % chunk_iters) * rows_per_window + warp * groups_per_warp;
+    const long long my = base + group_in_warp;
     const bool active = my < rows;
     const int i = row_begin + int(active ? my : 0);
     std::int64_t begin = 0;
@@ -299,7 +293,8 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
           "cudaDeviceGetAttribute");
   }
   const int chunk_iters = chunk_windows(a, groups_per_block);
-  const long long run_rows = (long long)(groups_per_block)*chunk_iters;
+  const long long chunk_rows = (long long)(groups_per_block)*chunk_iters;
+  const long long needed = (rows + chunk_rows - 1) / chunk_rows;
   auto run = [&](auto dots) {
     constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value>;
     static const bool carved = (prefer_l1(kernel), true);
@@ -308,7 +303,6 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
     // resident blocks; one-window chunks keep the static order over 8 waves.
     long long grid = 8LL * sms;
     unsigned* counter = nullptr;
-    int lines = 1;  // two periods walked together where a run is a whole period
     if (chunk_iters > 1) {
       static const int resident = [] {
         int n = 0;
@@ -317,18 +311,13 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
         return std::max(1, n);
       }();
       counter = next_counter_slot();
-      if (counter) {
-        grid = (long long)(resident)*sms;
-        if (run_rows == a.period) lines = 2;
-      }
+      if (counter) grid = (long long)(resident)*sms;
     }
-    const long long chunk_rows = run_rows * lines;
-    const long long needed = (rows + chunk_rows - 1) / chunk_rows;
     const int blocks = int(std::max<long long>(1, std::min<long long>(needed, grid)));
     kernel<<<blocks, block_threads, 0, exec.cuda_stream()>>>(
         access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
         static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
-        a.eta_ld, a.step, chunk_iters, lines, counter);
+        a.eta_ld, a.step, chunk_iters, counter);
   };
   if (a.eta)
     run(std::true_type{});
