@@ -77,14 +77,17 @@ struct sell_access {
 /// spilled and took R = 1 from 0.18 to 0.23 ms per step on an H100; with 2 or 4 columns, more
 /// than 4 resident blocks spills and measured 1.5x-3x slower.
 ///
-/// Rows go to blocks in chunks of chunk_iters consecutive windows of rows_per_window rows, and a
-/// block walks each chunk's windows in order, so the rows it visits one after another read the
-/// same nearby vector rows (in L1) and chunks that share far neighbours run at the same phase
-/// (kpm/detail/row_period.hpp). With `counter` null, block b takes chunks b, b + gridDim.x, ...;
-/// otherwise each block takes the next chunk from counter[0] when it is done with one (the last
-/// block to finish resets both counters for the next launch). Chunks then run in nearly global
-/// order and blocks finish together: at R = 32 on an H100 a step took 1.42 ms against 1.47 ms.
-template <class Ops, class Access, int G, int CPL, bool Dots>
+/// Rows go to blocks in chunks: Lines runs of chunk_iters * rows_per_window consecutive rows
+/// each, walked together window by window (each window takes rows_per_window / Lines rows of
+/// every run). A block thus visits rows that read the same nearby vector rows one after another
+/// (in L1), and chunks that share far neighbours run at the same phase (row_period.hpp). Where a
+/// run is the matrix's stencil period, two runs walked together also share the neighbours one
+/// period apart (Lines = 2, taken for 16 lanes per row only: the wider shapes spill with it).
+/// With `counter` null, block b takes chunks b, b + gridDim.x, ...; otherwise each block takes the
+/// next chunk from counter[0] when it is done with one (the last block to finish resets both
+/// counters for the next launch), so chunks run in nearly global order and blocks finish
+/// together: at R = 32 on an H100 a step took 1.42 ms against 1.47 ms.
+template <class Ops, class Access, int G, int CPL, bool Dots, int Lines>
 __global__ void __launch_bounds__(block_threads, 4)
     aug_kernel(Access access, const int* __restrict__ columns,
                const typename Ops::type* __restrict__ values,
@@ -106,24 +109,28 @@ __global__ void __launch_bounds__(block_threads, 4)
 
   // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
   const long long rows = row_end - row_begin;
-  const long long chunk_rows = (long long)(rows_per_window)*chunk_iters;
+  static_assert(rows_per_window % Lines == 0, "a window takes the same rows of every run");
+  constexpr int segment = rows_per_window / Lines;  // rows of each run per window
+  const long long run_rows = (long long)(rows_per_window)*chunk_iters;
+  const long long chunk_rows = run_rows * Lines;
+  const int windows = chunk_iters * Lines;  // per chunk
+  const int slot = warp * groups_per_warp + group_in_warp;
+  const long long slot_offset = (slot / segment) * run_rows + slot % segment;
   __shared__ unsigned next_chunk;
   long long chunk = blockIdx.x;
   for (long long v = 0;; ++v) {
     if (counter) {
-      if (v % chunk_iters == 0) {
+      if (v % windows == 0) {
         __syncthreads();  // every warp has read next_chunk
         if (threadIdx.x == 0) next_chunk = atomicAdd(counter, 1u);
         __syncthreads();
         chunk = next_chunk;
       }
     } else {
-      chunk = blockIdx.x + (v / chunk_iters) * gridDim.x;
+      chunk = blockIdx.x + (v / windows) * gridDim.x;
     }
     if (chunk * chunk_rows >= rows) break;
-    const long long base =
-        chunk * chunk_rows + (v % chunk_iters) * rows_per_window + warp * groups_per_warp;
-    const long long my = base + group_in_warp;
+    const long long my = chunk * chunk_rows + slot_offset + (v % windows) * segment;
     const bool active = my < rows;
     const int i = row_begin + int(active ? my : 0);
     std::int64_t begin = 0;
@@ -293,10 +300,16 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
           "cudaDeviceGetAttribute");
   }
   const int chunk_iters = chunk_windows(a, groups_per_block);
-  const long long chunk_rows = (long long)(groups_per_block)*chunk_iters;
-  const long long needed = (rows + chunk_rows - 1) / chunk_rows;
-  auto run = [&](auto dots) {
-    constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value>;
+  const long long run_rows = (long long)(groups_per_block)*chunk_iters;
+  // Two periods walked together (see the kernel); NEARSPARSE_KPM_CUDA_LINES=1 turns it off.
+  static const bool pair_periods = [] {
+    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_LINES");
+    return !(e && std::string(e) == "1");
+  }();
+  const bool paired = G == 16 && pair_periods && chunk_iters > 1 && run_rows == a.period;
+  auto run = [&](auto dots, auto lines) {
+    constexpr int Lines = decltype(lines)::value;
+    constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value, Lines>;
     static const bool carved = (prefer_l1(kernel), true);
     (void)carved;
     // Chunks of several windows (a stencil period) go to blocks dynamically, over one wave of
@@ -313,16 +326,30 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
       counter = next_counter_slot();
       if (counter) grid = (long long)(resident)*sms;
     }
+    const long long chunk_rows = run_rows * Lines;
+    const long long needed = (rows + chunk_rows - 1) / chunk_rows;
     const int blocks = int(std::max<long long>(1, std::min<long long>(needed, grid)));
     kernel<<<blocks, block_threads, 0, exec.cuda_stream()>>>(
         access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
         static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
         a.eta_ld, a.step, chunk_iters, counter);
   };
+  using one = std::integral_constant<int, 1>;
+  using two = std::integral_constant<int, 2>;
+  if constexpr (G == 16) {
+    if (paired) {
+      if (a.eta)
+        run(std::true_type{}, two{});
+      else
+        run(std::false_type{}, two{});
+      check(cudaGetLastError(), "kernel launch");
+      return;
+    }
+  }
   if (a.eta)
-    run(std::true_type{});
+    run(std::true_type{}, one{});
   else
-    run(std::false_type{});
+    run(std::false_type{}, one{});
   check(cudaGetLastError(), "kernel launch");
 }
 
