@@ -82,11 +82,12 @@ struct sell_access {
 /// every run). A block thus visits rows that read the same nearby vector rows one after another
 /// (in L1), and chunks that share far neighbours run at the same phase (row_period.hpp). Where a
 /// run is the matrix's stencil period, two runs walked together also share the neighbours one
-/// period apart (Lines = 2, taken for 16 lanes per row only: the wider shapes spill with it).
+/// period apart (Lines = 2, taken for 16 lanes per row only, where it measured 0.7 % faster on
+/// the whole recurrence at R = 32; the 32-lane shape spilled with it and ran slower).
 /// With `counter` null, block b takes chunks b, b + gridDim.x, ...; otherwise each block takes the
 /// next chunk from counter[0] when it is done with one (the last block to finish resets both
 /// counters for the next launch), so chunks run in nearly global order and blocks finish
-/// together: at R = 32 on an H100 a step took 1.42 ms against 1.47 ms.
+/// together: R = 64 went from 3.13 to 2.76 ms per step on an H100 (perf/RESULTS.md).
 template <class Ops, class Access, int G, int CPL, bool Dots, int Lines>
 __global__ void __launch_bounds__(block_threads, 4)
     aug_kernel(Access access, const int* __restrict__ columns,
