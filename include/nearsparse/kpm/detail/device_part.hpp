@@ -59,8 +59,9 @@ struct device_part {
   bool interior_needs_halo = false;
   crs_matrix<Scalar, Exec> h;
   // The vector blocks (512-byte aligned rows, aligned_block.hpp); in and out view them and swap.
+  using vectors = typename aligned_block<Scalar, BlockMem>::view_type;
   aligned_block<Scalar, BlockMem> first, second;
-  typename aligned_block<Scalar, BlockMem>::view_type in, out;
+  vectors in, out;
   block send_buffer;
   Kokkos::View<int*, mem> send_index;  // concatenated over target parts
   std::vector<int> send_offsets;       // P + 1
@@ -114,8 +115,8 @@ struct device_part {
     compute(row_begin, row_end, step, s, out, in);
   }
 
-  void compute(int row_begin, int row_end, int step, const scaling& s, const block& from,
-               const block& to) {
+  void compute(int row_begin, int row_end, int step, const scaling& s, const vectors& from,
+               const vectors& to) {
     const aug_coefficients c = step == 0 ? aug_coefficients{s.a, -s.a * s.b, 0.0}
                                          : aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0};
     aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, from, to, c, true,
