@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace nearsparse::kpm::detail {
@@ -88,15 +89,21 @@ struct sell_access {
 /// next chunk from counter[0] when it is done with one (the last block to finish resets both
 /// counters for the next launch), so chunks run in nearly global order and blocks finish
 /// together: R = 64 went from 3.13 to 2.76 ms per step on an H100 (perf/RESULTS.md).
-template <class Ops, class Access, int G, int CPL, bool Dots, int Lines>
+///
+/// Broadcast: a group of G lanes loads G of a row's entries at once and shares them by shuffles
+/// (always with 32 lanes; see broadcast_group). FixedR > 0 is R known at compile time, G * CPL.
+template <class Ops, class Access, int G, int CPL, bool Dots, int Lines, bool Broadcast, int FixedR>
 __global__ void __launch_bounds__(block_threads, 4)
     aug_kernel(Access access, const int* __restrict__ columns,
                const typename Ops::type* __restrict__ values,
                const typename Ops::type* __restrict__ in, typename Ops::type* __restrict__ out,
-               int R, int row_begin, int row_end, double alpha, double beta, double gamma,
+               int R_in, int row_begin, int row_end, double alpha, double beta, double gamma,
                double* __restrict__ eta, int eta_ld, int step, int chunk_iters,
                unsigned* __restrict__ counter) {
   using T = typename Ops::type;
+  // A compile-time R lets the compiler drop the column checks and fold the addressing: at R = 32
+  // on an H100 a step took 1.33-1.35 ms with it and 1.44-1.45 ms without (perf/RESULTS.md).
+  const int R = FixedR > 0 ? FixedR : R_in;
   const int lane = threadIdx.x & 31;
   const int g = lane % G;  // lane within the group: columns g, g + G, ...
   const int group_in_warp = lane / G;
@@ -108,53 +115,100 @@ __global__ void __launch_bounds__(block_threads, 4)
 #pragma unroll
   for (int k = 0; k < CPL; ++k) vv[k] = wv[k] = 0;
 
-  // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
-  const long long rows = row_end - row_begin;
+  // Row arithmetic stays in 32 bits inside a chunk (rows < 2^31); a 64-bit division per window
+  // cost about 1 % of a step at R = 32.
+  const int rows = row_end - row_begin;
   static_assert(rows_per_window % Lines == 0, "a window takes the same rows of every run");
   constexpr int segment = rows_per_window / Lines;  // rows of each run per window
-  const long long run_rows = (long long)(rows_per_window)*chunk_iters;
-  const long long chunk_rows = run_rows * Lines;
+  const int run_rows = rows_per_window * chunk_iters;
+  const long long chunk_rows = (long long)(run_rows)*Lines;
   const int windows = chunk_iters * Lines;  // per chunk
   const int slot = warp * groups_per_warp + group_in_warp;
-  const long long slot_offset = (slot / segment) * run_rows + slot % segment;
+  const int slot_offset = (slot / segment) * run_rows + slot % segment;
   __shared__ unsigned next_chunk;
-  long long chunk = blockIdx.x;
-  for (long long v = 0;; ++v) {
+  // Every lane of a warp runs the same number of iterations (the shuffles need the full warp).
+  for (long long pass = 0;; ++pass) {
+    long long chunk;
     if (counter) {
-      if (v % windows == 0) {
-        __syncthreads();  // every warp has read next_chunk
-        if (threadIdx.x == 0) next_chunk = atomicAdd(counter, 1u);
-        __syncthreads();
-        chunk = next_chunk;
-      }
+      __syncthreads();  // every warp has read next_chunk
+      if (threadIdx.x == 0) next_chunk = atomicAdd(counter, 1u);
+      __syncthreads();
+      chunk = next_chunk;
     } else {
-      chunk = blockIdx.x + (v / windows) * gridDim.x;
+      chunk = blockIdx.x + pass * gridDim.x;
     }
-    if (chunk * chunk_rows >= rows) break;
-    const long long my = chunk * chunk_rows + slot_offset + (v % windows) * segment;
-    const bool active = my < rows;
-    const int i = row_begin + int(active ? my : 0);
-    std::int64_t begin = 0;
-    int stride = 1, count = 0;
-    if (active) access.span(i, begin, stride, count);
-    T y[CPL];
+    const long long chunk_first = chunk * chunk_rows;
+    if (chunk_first >= rows) break;
+    const int left = int(min(chunk_rows, rows - chunk_first));  // rows of this chunk
+    const int first_row = row_begin + int(chunk_first);
+    for (int w = 0; w < windows; ++w) {
+      const int local = slot_offset + w * segment;
+      const bool active = local < left;
+      const int i = active ? first_row + local : row_begin;
+      std::int64_t begin = 0;
+      int stride = 1, count = 0;
+      if (active) access.span(i, begin, stride, count);
+      T y[CPL];
 #pragma unroll
-    for (int k = 0; k < CPL; ++k) y[k] = Ops::zero();
-    if (G == 32) {
-      // One row per warp: the lanes load up to 32 entries at once and broadcast them.
-      for (int first = 0; first < count; first += 32) {
-        const int n = min(32, count - first);
-        int my_col = 0;
-        T my_val = Ops::zero();
-        if (lane < n) {
-          const std::int64_t e = begin + std::int64_t(first + lane) * stride;
-          my_col = __ldg(columns + e);
-          my_val = Ops::load(values + e);
-        }
+      for (int k = 0; k < CPL; ++k) y[k] = Ops::zero();
+      if constexpr (G == 32) {
+        // One row per warp: the lanes load up to 32 entries at once and broadcast them.
+        for (int first = 0; first < count; first += 32) {
+          const int n = min(32, count - first);
+          int my_col = 0;
+          T my_val = Ops::zero();
+          if (lane < n) {
+            const std::int64_t e = begin + std::int64_t(first + lane) * stride;
+            my_col = __ldg(columns + e);
+            my_val = Ops::load(values + e);
+          }
 #pragma unroll 4
-        for (int j = 0; j < n; ++j) {
-          const int c = __shfl_sync(full_mask, my_col, j);
-          const T v = Ops::shfl(my_val, j);
+          for (int j = 0; j < n; ++j) {
+            const int c = __shfl_sync(full_mask, my_col, j);
+            const T v = Ops::shfl(my_val, j);
+#pragma unroll
+            for (int k = 0; k < CPL; ++k) {
+              const int r = g + k * G;
+              if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
+            }
+          }
+        }
+      } else if constexpr (Broadcast) {
+        // The same across a group of G lanes: one load of a row's columns and values per G entries
+        // instead of one per entry and lane. The trip count is the warp's longest row (the
+        // shuffles need every lane); a shorter row's lanes skip the products past its end.
+        int trips = count;
+        for (int offset = G; offset < 32; offset *= 2)
+          trips = max(trips, __shfl_xor_sync(full_mask, trips, offset));
+        const int first_lane = group_in_warp * G;
+        for (int first = 0; first < trips; first += G) {
+          int my_col = 0;
+          T my_val = Ops::zero();
+          if (first + g < count) {
+            const std::int64_t e = begin + std::int64_t(first + g) * stride;
+            my_col = __ldg(columns + e);
+            my_val = Ops::load(values + e);
+          }
+          const int n = min(G, trips - first);
+#pragma unroll 4
+          for (int j = 0; j < n; ++j) {
+            const int c = __shfl_sync(full_mask, my_col, first_lane + j);
+            const T v = Ops::shfl(my_val, first_lane + j);
+            if (first + j < count) {
+#pragma unroll
+              for (int k = 0; k < CPL; ++k) {
+                const int r = g + k * G;
+                if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
+              }
+            }
+          }
+        }
+      } else if (active) {
+#pragma unroll 4
+        for (int j = 0; j < count; ++j) {
+          const std::int64_t e = begin + std::int64_t(j) * stride;
+          const int c = __ldg(columns + e);
+          const T v = Ops::load(values + e);
 #pragma unroll
           for (int k = 0; k < CPL; ++k) {
             const int r = g + k * G;
@@ -162,32 +216,20 @@ __global__ void __launch_bounds__(block_threads, 4)
           }
         }
       }
-    } else if (active) {
-#pragma unroll 4
-      for (int j = 0; j < count; ++j) {
-        const std::int64_t e = begin + std::int64_t(j) * stride;
-        const int c = __ldg(columns + e);
-        const T v = Ops::load(values + e);
+      if (active) {
 #pragma unroll
         for (int k = 0; k < CPL; ++k) {
           const int r = g + k * G;
-          if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
-        }
-      }
-    }
-    if (active) {
-#pragma unroll
-      for (int k = 0; k < CPL; ++k) {
-        const int r = g + k * G;
-        if (r >= R) continue;
-        const std::int64_t at = std::int64_t(i) * R + r;
-        const T vin = (Dots || beta != 0) ? Ops::load(in + at) : Ops::zero();
-        T o = Ops::add(Ops::scale(alpha, y[k]), Ops::scale(beta, vin));
-        if (gamma != 0) o = Ops::add(o, Ops::scale(gamma, out[at]));
-        out[at] = o;
-        if (Dots) {
-          vv[k] += Ops::norm2(vin);
-          wv[k] += Ops::real_dot(o, vin);
+          if (r >= R) continue;
+          const std::int64_t at = std::int64_t(i) * R + r;
+          const T vin = (Dots || beta != 0) ? Ops::load(in + at) : Ops::zero();
+          T o = Ops::add(Ops::scale(alpha, y[k]), Ops::scale(beta, vin));
+          if (gamma != 0) o = Ops::add(o, Ops::scale(gamma, out[at]));
+          out[at] = o;
+          if (Dots) {
+            vv[k] += Ops::norm2(vin);
+            wv[k] += Ops::real_dot(o, vin);
+          }
         }
       }
     }
@@ -288,6 +330,13 @@ void prefer_l1(Kernel* kernel) {
         "cudaFuncSetAttribute");
 }
 
+/// Whether groups of G lanes broadcast a row's entries (aug_kernel). On an H100 that made CRS
+/// steps faster with 4 lanes and more (R = 8: 0.58 -> 0.55 ms) and slower with 2 (R = 4: 0.35 ->
+/// 0.37 ms); for SELL, whose entries lie a chunk height apart, the group's loads touch a cache line
+/// each and R = 16 went from 1.06 to 1.21 ms, so SELL keeps one load per entry below 32 lanes.
+template <class Access, int G>
+constexpr bool broadcast_group = G == 32 || (std::is_same_v<Access, crs_access> && G >= 4);
+
 template <class Ops, class Access, int G, int CPL>
 void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
   using T = typename Ops::type;
@@ -310,9 +359,10 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
     return !(e && std::string(e) == "1");
   }();
   const bool paired = G == 16 && pair_periods && chunk_iters > 1 && run_rows == a.period;
-  auto run = [&](auto dots, auto lines) {
+  auto run_fixed = [&](auto dots, auto lines, auto fixed_r) {
     constexpr int Lines = decltype(lines)::value;
-    constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value, Lines>;
+    constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value, Lines,
+                                       broadcast_group<Access, G>, decltype(fixed_r)::value>;
     static const bool carved = (prefer_l1(kernel), true);
     (void)carved;
     // Chunks of several windows (a stencil period) go to blocks dynamically, over one wave of
@@ -336,6 +386,21 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
         access, a.columns, static_cast<const T*>(a.values), static_cast<const T*>(a.in),
         static_cast<T*>(a.out), a.R, a.row_begin, a.row_end, a.alpha, a.beta, a.gamma, a.eta,
         a.eta_ld, a.step, chunk_iters, counter);
+  };
+  // R filling every lane (the shapes shape_for picks for powers of two) gets a kernel compiled
+  // for it (see FixedR), except one lane per row of a CRS matrix (R = 1), which measured slower
+  // that way on an H100 (0.256 against 0.237 ms per step); NEARSPARSE_KPM_CUDA_FIXED=0 turns it
+  // off, for comparison.
+  static const bool fixed_width = [] {
+    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_FIXED");
+    return !(e && std::string(e) == "0");
+  }();
+  auto run = [&](auto dots, auto lines) {
+    if constexpr (!(std::is_same_v<Access, crs_access> && G == 1 && CPL == 1)) {
+      if (fixed_width && a.R == G * CPL)
+        return run_fixed(dots, lines, std::integral_constant<int, G * CPL>{});
+    }
+    run_fixed(dots, lines, std::integral_constant<int, 0>{});
   };
   using one = std::integral_constant<int, 1>;
   using two = std::integral_constant<int, 2>;

@@ -12,7 +12,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <complex>
+#include <map>
+#include <random>
 #include <utility>
+#include <vector>
 
 namespace nk = nearsparse::kpm;
 namespace ref = nearsparse::test::kpm;
@@ -240,8 +244,9 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   const auto h = nk::make_topological_insulator(exec, ref::insulator(4, 3, 5, seed));  // 240 rows
   const auto sell = nk::make_sell(exec, h, 32, 64);
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
-  // Every lane-group width and column-per-lane count of the CUDA kernel, and R past its limit.
-  for (int R : {1, 2, 3, 8, 17, 32, 40, 64, 100, 129}) {
+  // Every lane-group width and column-per-lane count of the CUDA kernel, widths that fill every
+  // lane (compiled for that R) and widths that do not, and R past the kernel's limit.
+  for (int R : {1, 2, 3, 4, 8, 16, 17, 32, 40, 64, 100, 128, 129}) {
     INFO("R = " << R);
     nk::moments_options o;
     o.num_moments = 30;
@@ -285,12 +290,76 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   auto c = ref::lattice(7, 6, 5);
   const auto hc = nk::make_cubic_lattice<double>(exec, c);
   const auto sc = nk::scaling_for({-6, 6}, 0.01);
-  nk::moments_options o;
-  o.num_moments = 40;
-  o.num_vectors = 9;
-  const auto fast = nk::moments(exec, hc, sc, o);
-  o.kernel = nk::kernel_choice::portable;
-  require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
+  for (int R : {9, 16}) {
+    INFO("real, R = " << R);
+    nk::moments_options o;
+    o.num_moments = 40;
+    o.num_vectors = R;
+    const auto fast = nk::moments(exec, hc, sc, o);
+    o.kernel = nk::kernel_choice::portable;
+    require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("rows of every length give the same moments on every kernel", "[kpm]",
+                        nearsparse::enabled_execution_spaces) {
+  // A random Hermitian pattern of 333 rows: empty rows, rows shorter and longer than a lane group
+  // (the CUDA kernel loads a group's worth of entries at once and broadcasts them) and a few rows
+  // past 32 entries, so that the rows sharing a warp have different lengths.
+  const TestType exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed << " on " << TestType::name());
+  const int n = 333;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<std::map<int, std::complex<double>>> rows(n);
+  for (int i = 0; i < n; ++i) {
+    if (i % 11 == 5) continue;  // isolated: an empty row and column
+    const int extra = i % 37 == 0 ? 60 : int(rng() % 9);
+    rows[std::size_t(i)][i] += u(rng);
+    for (int k = 0; k < extra; ++k) {
+      const int j = int(rng() % n);
+      if (j % 11 == 5 || j == i) continue;
+      const std::complex<double> v(u(rng), u(rng));
+      rows[std::size_t(i)][j] += v;
+      rows[std::size_t(j)][i] += std::conj(v);
+    }
+  }
+  std::vector<int> row_map{0}, columns;
+  std::vector<nk::complex_double> values;
+  for (const auto& row : rows) {
+    for (const auto& [j, v] : row) {
+      columns.push_back(j);
+      values.emplace_back(v.real(), v.imag());
+    }
+    row_map.push_back(int(columns.size()));
+  }
+  using crs = nk::crs_matrix<nk::complex_double, TestType>;
+  typename crs::row_map_type::non_const_type rm("rm", row_map.size());
+  typename crs::index_type::non_const_type en("en", columns.size());
+  typename crs::values_type::non_const_type va("va", values.size());
+  Kokkos::deep_copy(rm,
+                    Kokkos::View<const int*, Kokkos::HostSpace>(row_map.data(), row_map.size()));
+  Kokkos::deep_copy(en,
+                    Kokkos::View<const int*, Kokkos::HostSpace>(columns.data(), columns.size()));
+  Kokkos::deep_copy(
+      va, Kokkos::View<const nk::complex_double*, Kokkos::HostSpace>(values.data(), values.size()));
+  const crs h("irregular", n, n, int(columns.size()), va, rm, en);
+  const auto sell = nk::make_sell(exec, h, 32, 1);
+  const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
+  for (int R : {1, 4, 8, 13, 16, 32, 64}) {
+    INFO("R = " << R);
+    nk::moments_options o;
+    o.num_moments = 24;
+    o.num_vectors = R;
+    o.seed = seed;
+    const auto fast = nk::moments(exec, h, s, o);
+    const auto fast_sell = nk::moments(exec, sell, s, o);
+    o.kernel = nk::kernel_choice::portable;
+    const auto portable = nk::moments(exec, h, s, o);
+    require_close(fast.mu_per_vector, portable.mu_per_vector, 1e-12);
+    require_close(fast_sell.mu_per_vector, portable.mu_per_vector, 1e-12);
+  }
 }
 
 TEST_CASE("the stencil period is the nearest far distance most rows couple to", "[kpm]") {

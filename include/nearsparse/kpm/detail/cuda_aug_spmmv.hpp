@@ -3,8 +3,10 @@
 // Figure 6: a group of G lanes per row (a power of two), each lane owning the columns r = g,
 // g + G, ..., CPL of them (2 for 2 <= R <= 64, 4 up to 128, so G = R / CPL rounded up; the
 // environment variable NEARSPARSE_KPM_CUDA_SHAPE="G,CPL" overrides the choice, for tuning on
-// other GPUs); for G = 32 the row's column indices and values are loaded once by
-// the lanes and broadcast with warp shuffles; the dot products stay in registers across all the
+// other GPUs); for CRS with G >= 4, and for G = 32 in both formats, a row's column indices and
+// values are loaded G at a time by the group's lanes and broadcast with warp shuffles; R = G * CPL
+// runs a kernel compiled for that R (NEARSPARSE_KPM_CUDA_FIXED=0 turns that off, for
+// comparison); the dot products stay in registers across all the
 // rows a lane visits, are reduced across the groups of a warp with shuffles and across the warps
 // of a block in shared memory, and reach eta with one atomic per block and column. Row-major
 // blocks with leading dimension R; CRS with int offsets or SELL-C-sigma. Each block walks chunks of
