@@ -43,6 +43,25 @@ nk::moments_result run(const Exec& exec, const Matrix& h, nk::scaling s, int M, 
   return nk::moments(exec, h, s, o);
 }
 
+/// The automatic kernel (CUDA's own on Kokkos::Cuda) on a CRS matrix and on its SELL form, and
+/// the portable kernel on the CRS matrix, with the same options.
+struct kernel_runs {
+  nk::moments_result crs, sell, portable;
+};
+
+template <class Exec, class Crs, class Sell>
+kernel_runs run_kernels(const Exec& exec, const Crs& h, const Sell& sell, nk::scaling s, int M,
+                        int R, std::uint64_t seed) {
+  nk::moments_options o;
+  o.num_moments = M;
+  o.num_vectors = R;
+  o.seed = seed;
+  kernel_runs runs{nk::moments(exec, h, s, o), nk::moments(exec, sell, s, o), {}};
+  o.kernel = nk::kernel_choice::portable;
+  runs.portable = nk::moments(exec, h, s, o);
+  return runs;
+}
+
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algorithm and format",
@@ -248,19 +267,15 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   // lane (compiled for that R) and widths that do not, and R past the kernel's limit.
   for (int R : {1, 2, 3, 4, 8, 16, 17, 32, 40, 64, 100, 128, 129}) {
     INFO("R = " << R);
+    const auto [fast, fast_sell, portable] = run_kernels(exec, h, sell, s, 30, R, seed);
+    require_close(fast.mu, portable.mu, 1e-12);
+    require_close(fast.mu_per_vector, portable.mu_per_vector, 1e-12);
+    require_close(fast_sell.mu, portable.mu, 1e-12);
     nk::moments_options o;
     o.num_moments = 30;
     o.num_vectors = R;
     o.seed = seed;
-    const auto fast = nk::moments(exec, h, s, o);
-    const auto fast_sell = nk::moments(exec, sell, s, o);
-    o.kernel = nk::kernel_choice::portable;
-    const auto portable = nk::moments(exec, h, s, o);
-    require_close(fast.mu, portable.mu, 1e-12);
-    require_close(fast.mu_per_vector, portable.mu_per_vector, 1e-12);
-    require_close(fast_sell.mu, portable.mu, 1e-12);
     o.method = nk::algorithm::aug_spmv;
-    o.kernel = nk::kernel_choice::automatic;
     if (R <= 8) require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
   }
   // Rows walked in chunks that divide the stencil period (4 nz = 80 rows: 5 windows of 16 rows
@@ -349,14 +364,7 @@ TEMPLATE_LIST_TEST_CASE("rows of every length give the same moments on every ker
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
   for (int R : {1, 4, 8, 13, 16, 32, 64}) {
     INFO("R = " << R);
-    nk::moments_options o;
-    o.num_moments = 24;
-    o.num_vectors = R;
-    o.seed = seed;
-    const auto fast = nk::moments(exec, h, s, o);
-    const auto fast_sell = nk::moments(exec, sell, s, o);
-    o.kernel = nk::kernel_choice::portable;
-    const auto portable = nk::moments(exec, h, s, o);
+    const auto [fast, fast_sell, portable] = run_kernels(exec, h, sell, s, 24, R, seed);
     require_close(fast.mu_per_vector, portable.mu_per_vector, 1e-12);
     require_close(fast_sell.mu_per_vector, portable.mu_per_vector, 1e-12);
   }
