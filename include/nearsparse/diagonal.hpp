@@ -2,6 +2,7 @@
 // Diagonal storage: the HM and CDM formats, conversions to and from dense, COO and CSR, banded
 // and structured-sparse products (plain and transposed), and matrix-(multi)vector products.
 
+#include <nearsparse/core/device_memory.hpp>
 #include <nearsparse/diagonal/cdm_conversions.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
 #include <nearsparse/diagonal/cdm_product.hpp>

@@ -3,6 +3,7 @@
 
 #include <nearsparse/config.hpp>
 #include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/device_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/finite.hpp>

@@ -6,6 +6,7 @@
 // diagonals carry a few explicit zeros where a superdiagonal's partner subdiagonal lies outside
 // the band). Transposed access reads compact diagonal n - k shifted by k: no data moves.
 
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/diagonal/detail/indexing.hpp>
 #include <nearsparse/diagonal/operation.hpp>
 
@@ -58,16 +59,12 @@ class cdm_matrix {
     host_lookup_.assign(std::size_t(n), -1);
     for (std::size_t t = 0; t < host_indices_.size(); ++t) host_lookup_[host_indices_[t]] = int(t);
     const auto count = host_indices_.size();
-    if (init == values_init::zero) {
-      values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), count, std::size_t(n));
-    } else {
-      values_ = values_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".values"),
-                            count, std::size_t(n));
-    }
-    indices_ =
-        indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".indices"), count);
-    lookup_ = indices_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".lookup"),
-                           std::size_t(n));
+    // From the device-allocation cache, as hm_matrix.
+    values_ =
+        nearsparse::detail::cached_view<values_view>(label + ".values", count, std::size_t(n));
+    if (init == values_init::zero) Kokkos::deep_copy(exec, values_, Scalar(0));
+    indices_ = nearsparse::detail::cached_view<indices_view>(label + ".indices", count);
+    lookup_ = nearsparse::detail::cached_view<indices_view>(label + ".lookup", std::size_t(n));
     Kokkos::View<int*, Kokkos::HostSpace> hi("indices", count), hl("lookup", std::size_t(n));
     for (std::size_t t = 0; t < count; ++t) hi(t) = host_indices_[t];
     for (int k = 0; k < n; ++k) hl(k) = host_lookup_[k];

@@ -8,6 +8,7 @@
 // with index t is values()(starts()(t) + p) and is element (row_of(d, p), col_of(d, p)) with
 // d = offsets()(t) (see detail/indexing.hpp).
 
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/diagonal/detail/indexing.hpp>
 #include <nearsparse/diagonal/operation.hpp>
@@ -65,16 +66,12 @@ class hm_matrix {
     host_offsets_ = detail::checked_offsets("hm_matrix", "offsets", rows, cols, std::move(offsets));
     host_starts_ = detail::diagonal_starts(rows, cols, host_offsets_);
     const auto count = host_offsets_.size();
-    offsets_ =
-        offsets_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".offsets"), count);
-    starts_ =
-        starts_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".starts"), count + 1);
-    if (init == values_init::zero) {
-      values_ = values_view(Kokkos::view_alloc(exec, label + ".values"), host_starts_.back());
-    } else {
-      values_ = values_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + ".values"),
-                            host_starts_.back());
-    }
+    // From the device-allocation cache (core/detail/view_cache.hpp): a whole product's C is
+    // otherwise several cudaMalloc/cudaFree pairs, more than its kernel on small products.
+    offsets_ = nearsparse::detail::cached_view<offsets_view>(label + ".offsets", count);
+    starts_ = nearsparse::detail::cached_view<starts_view>(label + ".starts", count + 1);
+    values_ = nearsparse::detail::cached_view<values_view>(label + ".values", host_starts_.back());
+    if (init == values_init::zero) Kokkos::deep_copy(exec, values_, Scalar(0));
     // Through host Views that own their data, so the asynchronous copies never read a buffer that
     // is gone.
     Kokkos::View<int*, Kokkos::HostSpace> ho("offsets", count);

@@ -6,6 +6,7 @@
 // diagonal of C, for repeated products with the same structure. Transposed operands are read
 // through their reversed diagonals; no data moves. Rectangular matrices are allowed.
 
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
@@ -28,7 +29,7 @@ Kokkos::View<T*, Mem> to_device(const ExecSpace& exec, const std::vector<T>& hos
                                 const char* label) {
   // A std::string: Kokkos 3 reads a bare const char* in view_alloc as memory to wrap.
   const std::string name(label);
-  Kokkos::View<T*, Mem> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, name), host.size());
+  auto out = nearsparse::detail::cached_view<Kokkos::View<T*, Mem>>(name, host.size());
   Kokkos::View<T*, Kokkos::HostSpace> staged(Kokkos::view_alloc(Kokkos::WithoutInitializing, name),
                                              host.size());
   for (std::size_t k = 0; k < host.size(); ++k) staged(k) = host[k];
@@ -121,8 +122,9 @@ class hm_product_plan {
     const auto& s = symbolic_;
     const std::size_t pairs = std::size_t(s.pair_ptr.back());
     const std::size_t words = 4 * pairs + pairs + 3 * s.pair_ptr.size() + s.a_ptr.size();
-    device_.storage = Kokkos::View<detail::index_type*, MemorySpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
+    device_.storage =
+        nearsparse::detail::cached_view<Kokkos::View<detail::index_type*, MemorySpace>>(
+            "nearsparse::hm_plan", words);
     Kokkos::View<detail::index_type*, Kokkos::HostSpace> staged(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
     std::size_t at = 0;
