@@ -151,32 +151,12 @@ __global__ void __launch_bounds__(block_threads, 4)
       T y[CPL];
 #pragma unroll
       for (int k = 0; k < CPL; ++k) y[k] = Ops::zero();
-      if constexpr (G == 32) {
-        // One row per warp: the lanes load up to 32 entries at once and broadcast them.
-        for (int first = 0; first < count; first += 32) {
-          const int n = min(32, count - first);
-          int my_col = 0;
-          T my_val = Ops::zero();
-          if (lane < n) {
-            const std::int64_t e = begin + std::int64_t(first + lane) * stride;
-            my_col = __ldg(columns + e);
-            my_val = Ops::load(values + e);
-          }
-#pragma unroll 4
-          for (int j = 0; j < n; ++j) {
-            const int c = __shfl_sync(full_mask, my_col, j);
-            const T v = Ops::shfl(my_val, j);
-#pragma unroll
-            for (int k = 0; k < CPL; ++k) {
-              const int r = g + k * G;
-              if (r < R) y[k] = Ops::fma(v, Ops::load(in + std::int64_t(c) * R + r), y[k]);
-            }
-          }
-        }
-      } else if constexpr (Broadcast) {
-        // The same across a group of G lanes: one load of a row's columns and values per G entries
-        // instead of one per entry and lane. The trip count is the warp's longest row (the
-        // shuffles need every lane); a shorter row's lanes skip the products past its end.
+      if constexpr (Broadcast) {
+        // The group's lanes load up to G of the row's entries at once and broadcast them: one load
+        // of a row's columns and values per G entries instead of one per entry and lane. The trip
+        // count is the warp's longest row (the shuffles need every lane); a shorter row's lanes
+        // skip the products past its end. With 32 lanes (one row per warp) the trip count is the
+        // row's own, and the check is left out.
         int trips = count;
         for (int offset = G; offset < 32; offset *= 2)
           trips = max(trips, __shfl_xor_sync(full_mask, trips, offset));
@@ -194,7 +174,7 @@ __global__ void __launch_bounds__(block_threads, 4)
           for (int j = 0; j < n; ++j) {
             const int c = __shfl_sync(full_mask, my_col, first_lane + j);
             const T v = Ops::shfl(my_val, first_lane + j);
-            if (first + j < count) {
+            if (G == 32 || first + j < count) {
 #pragma unroll
               for (int k = 0; k < CPL; ++k) {
                 const int r = g + k * G;
@@ -404,20 +384,20 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
   };
   using one = std::integral_constant<int, 1>;
   using two = std::integral_constant<int, 2>;
+  auto run_lines = [&](auto lines) {
+    if (a.eta)
+      run(std::true_type{}, lines);
+    else
+      run(std::false_type{}, lines);
+  };
   if constexpr (G == 16) {
-    if (paired) {
-      if (a.eta)
-        run(std::true_type{}, two{});
-      else
-        run(std::false_type{}, two{});
-      check(cudaGetLastError(), "kernel launch");
-      return;
-    }
+    if (paired)
+      run_lines(two{});
+    else
+      run_lines(one{});
+  } else {
+    run_lines(one{});
   }
-  if (a.eta)
-    run(std::true_type{}, one{});
-  else
-    run(std::false_type{}, one{});
   check(cudaGetLastError(), "kernel launch");
 }
 
