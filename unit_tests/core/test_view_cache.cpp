@@ -12,13 +12,27 @@
 namespace nd = nearsparse::detail;
 
 namespace {
+/// Sets the cache bound for one test case and puts the old one back.
+struct limit_for_test {
+  std::size_t old = nearsparse::device_cache_limit();
+  explicit limit_for_test(std::size_t bytes) {
+    nearsparse::release_cached_device_memory();
+    nearsparse::set_device_cache_limit(bytes);
+  }
+  ~limit_for_test() {
+    nearsparse::release_cached_device_memory();
+    nearsparse::set_device_cache_limit(old);
+  }
+};
+constexpr std::size_t test_limit = std::size_t(64) << 20;
+
 using vector = Kokkos::View<double*, Kokkos::HostSpace>;
 using matrix = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 }  // namespace
 
 TEST_CASE("the view cache hands out a View again only once nobody holds it", "[core]") {
+  const limit_for_test bound(test_limit);
   auto& cache = nd::view_cache<vector>::instance();
-  cache.release();
   auto a = cache.get("a", 1000);
   auto b = cache.get("b", 1000);
   REQUIRE(a.extent(0) == 1000);
@@ -46,8 +60,8 @@ TEST_CASE("the view cache hands out a View again only once nobody holds it", "[c
 }
 
 TEST_CASE("the view cache matches every extent and stays under its bound", "[core]") {
+  const limit_for_test bound(test_limit);
   auto& cache = nd::view_cache<matrix>::instance();
-  cache.release();
   auto a = cache.get("a", 3, 7);
   const float* a_data = a.data();
   a = matrix();
@@ -58,21 +72,45 @@ TEST_CASE("the view cache matches every extent and stays under its bound", "[cor
   auto c = cache.get("c", 3, 7);
   REQUIRE(c.data() == a_data);
 
-  // Views over a quarter of the bound are never kept.
-  const std::size_t big = nd::view_cache_bytes / sizeof(float) / 4 + 1;
+  // Views over half the bound are never kept.
+  const std::size_t big = test_limit / sizeof(float) / 2 + 1;
   const std::size_t before = cache.kept_bytes();
   auto huge = cache.get("huge", 1, big);
   REQUIRE(cache.kept_bytes() == before);
   huge = matrix();
 
   // Filling the cache with Views nobody holds evicts some of them to stay under the bound.
-  const std::size_t fifth = nd::view_cache_bytes / sizeof(float) / 5;
+  const std::size_t fifth = test_limit / sizeof(float) / 5;
   for (int k = 0; k < 6; ++k) {
     auto m = cache.get("m", 1, fifth + std::size_t(k));  // all kept sizes differ
-    REQUIRE(cache.kept_bytes() <= nd::view_cache_bytes);
+    REQUIRE(cache.kept_bytes() <= test_limit);
+    REQUIRE(nd::view_cache_registry::instance().total() <= test_limit);
   }
   REQUIRE(cache.kept_bytes() >= 3 * fifth * sizeof(float));
   nearsparse::release_cached_device_memory();  // every cache
   REQUIRE(cache.kept_bytes() == 0);
+  REQUIRE(nd::view_cache_registry::instance().total() == 0);
   REQUIRE(c.extent(0) == 3);
+}
+
+TEST_CASE("the view caches share one bound", "[core]") {
+  const limit_for_test bound(test_limit);
+  auto& vectors = nd::view_cache<vector>::instance();
+  auto& matrices = nd::view_cache<matrix>::instance();
+  // Two Views of 0.4 of the bound each, of different types, held: the third is not kept.
+  const std::size_t part = test_limit / 5 * 2;
+  auto a = vectors.get("a", part / sizeof(double));
+  auto b = matrices.get("b", 1, part / sizeof(float));
+  REQUIRE(vectors.kept_bytes() + matrices.kept_bytes() == 2 * part);
+  auto c = vectors.get("c", part / sizeof(double) + 1);
+  REQUIRE(vectors.kept_bytes() == part);  // a held, so nothing could be evicted
+  // Once a is free, a new View evicts it to fit under the bound.
+  a = vector();
+  auto d = vectors.get("d", part / sizeof(double) + 2);
+  REQUIRE(vectors.kept_bytes() == (part / sizeof(double) + 2) * sizeof(double));
+  REQUIRE(nd::view_cache_registry::instance().total() <= test_limit);
+  // A bound of 0 keeps nothing.
+  nearsparse::set_device_cache_limit(0);
+  auto e = vectors.get("e", 10);
+  REQUIRE(vectors.kept_bytes() == (part / sizeof(double) + 2) * sizeof(double));
 }

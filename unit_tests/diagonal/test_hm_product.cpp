@@ -163,3 +163,62 @@ TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host
                                ref::dense_of(exec, b), 0.0, host_matrix<double>(300, 310));
   }
 }
+
+TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the host pass's pairs",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible) {
+    // Plans in host memory take their pairs from the host pass; GPUs run the kernel checked here.
+    const auto seed = nearsparse::test::fresh_seed();
+    INFO("seed " << seed);
+    const std::tuple<int, int, int, int, int> shapes[] = {
+        {300, 280, 310, 17, 11}, {97, 97, 97, 193, 193}, {45, 130, 1, 40, 3}, {64, 1, 70, 1, 1}};
+    for (const auto& [m, k, n, da, db] : shapes) {
+      for (const auto op_a : {nd::op::none, nd::op::transpose})
+        for (const auto op_b : {nd::op::none, nd::op::transpose}) {
+          INFO(m << " x " << k << " x " << n << ", op(A) " << nd::to_string(op_a) << ", op(B) "
+                 << nd::to_string(op_b));
+          const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+          const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+          const auto a = nd::random_hm<double>(
+              exec, ar, ac, nd::random_offsets(ar, ac, std::min(da, ar + ac - 1), seed), seed);
+          const auto b = nd::random_hm<double>(
+              exec, br, bc, nd::random_offsets(br, bc, std::min(db, br + bc - 1), seed + 1),
+              seed + 2);
+          const nd::hm_product_plan<double, mem> plan(exec, a, b, op_a, op_b);
+          auto pairs = plan.device();
+          const auto n_pairs = pairs.pairs.extent(0);
+          Kokkos::View<nd::detail::index_type*, mem> fresh("pairs", 4 * n_pairs);
+          pairs.pairs = decltype(pairs.pairs)(
+              reinterpret_cast<nd::detail::hm_pair*>(fresh.data()), n_pairs);
+          Kokkos::View<int*, mem> offsets("offsets", plan.c_offsets().size());
+          Kokkos::View<int*, mem> chunk_diagonal("chunk_diagonal", pairs.chunk_diagonal.extent(0));
+          Kokkos::View<int*, mem> c_index("c_index", pairs.c_index.extent(0));
+          pairs.chunk_diagonal = chunk_diagonal;
+          pairs.c_index = c_index;
+          nd::detail::hm_fill_pairs_device(exec, pairs, offsets, a.offsets(), a.starts(),
+                                           b.offsets(), b.starts());
+          exec.fence();
+          REQUIRE(n_pairs == std::size_t(plan.pair_count()));
+          for (std::size_t p = 0; p < n_pairs; ++p) {
+            const auto& want = plan.device().pairs(p);
+            const auto& got = pairs.pairs(p);
+            INFO("pair " << p);
+            REQUIRE(got.a_base == want.a_base);
+            REQUIRE(got.b_base == want.b_base);
+            REQUIRE(got.c_start == want.c_start);
+            REQUIRE(got.qlo == want.qlo);
+            REQUIRE(got.qhi == want.qhi);
+          }
+          for (std::size_t t = 0; t < plan.c_offsets().size(); ++t) {
+            REQUIRE(offsets(t) == plan.c_offsets()[t]);
+            REQUIRE(c_index(plan.c_offsets()[t] + m - 1) == int(t));
+          }
+          REQUIRE(chunk_diagonal.extent(0) == std::size_t(pairs.chunks));
+          for (std::size_t t = 0; t < chunk_diagonal.extent(0); ++t)
+            REQUIRE(chunk_diagonal(t) == plan.device().chunk_diagonal(t));
+        }
+    }
+  }
+}

@@ -2,9 +2,11 @@
 // Device memory the library keeps for reuse. The diagonal formats take the storage of their
 // matrices and plans from a cache of earlier allocations that nobody references any more
 // (core/detail/view_cache.hpp), so that a product returning a new C does not pay cudaMalloc and
-// cudaFree each call. At most 256 MiB per type of View is kept; Kokkos::finalize releases it.
+// cudaFree each call. Kokkos::finalize releases what is kept.
 
 #include <nearsparse/core/detail/view_cache.hpp>
+
+#include <cstddef>
 
 namespace nearsparse {
 
@@ -13,5 +15,14 @@ namespace nearsparse {
 inline void release_cached_device_memory() {
   detail::release_all_view_caches();
 }
+
+/// Bytes of unreferenced device allocations the library may keep, all caches together (no single
+/// allocation over half of it is kept). The default is a sixteenth of the smallest CUDA device's
+/// memory, at least 256 MiB; the environment variable NEARSPARSE_DEVICE_CACHE_MB sets it in MiB.
+std::size_t device_cache_limit();
+
+/// Sets the bound of device_cache_limit(). Lowering it keeps what is already kept until those
+/// allocations are evicted or released (release_cached_device_memory()); 0 stops the caching.
+void set_device_cache_limit(std::size_t bytes);
 
 }  // namespace nearsparse

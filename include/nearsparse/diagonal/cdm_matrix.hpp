@@ -15,9 +15,13 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nearsparse::diagonal {
+
+template <class Scalar, class MemorySpace>
+class cdm_product_plan;
 
 namespace detail {
 /// Sorts compact diagonal numbers and checks them: each in [0, n), none twice.
@@ -93,6 +97,20 @@ class cdm_matrix {
   int find_diagonal(int k) const { return k >= 0 && k < n_ ? host_lookup_[k] : -1; }
 
  private:
+  template <class, class>
+  friend class cdm_product_plan;
+
+  // A product's C: structure from a plan, which owns the device indices and lookup (shared and
+  // never written) and found them itself.
+  cdm_matrix(int n, std::vector<int> host_indices, std::vector<int> host_lookup,
+             indices_view indices, indices_view lookup, values_view values)
+      : n_(n),
+        host_indices_(std::move(host_indices)),
+        host_lookup_(std::move(host_lookup)),
+        indices_(std::move(indices)),
+        lookup_(std::move(lookup)),
+        values_(std::move(values)) {}
+
   int n_ = 0;
   std::vector<int> host_indices_;
   std::vector<int> host_lookup_;

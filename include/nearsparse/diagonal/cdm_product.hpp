@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <utility>
 #include <vector>
 
 namespace nearsparse::diagonal {
@@ -46,7 +47,18 @@ class cdm_product_plan {
     for (int k = 0; k < n_; ++k)
       if (used[std::size_t(k)]) c_indices_.push_back(k);
     multiply_adds_ = double(a_indices_.size()) * double(b_indices_.size()) * n_;
-    a_logical_ = detail::to_device<int, MemorySpace>(exec, a_logical, "nearsparse::cdm_plan.a");
+    // One upload: A's logical diagonals, then C's compact diagonals and lookup, which every C
+    // made from the plan shares.
+    std::vector<int> device(a_logical);
+    device.insert(device.end(), c_indices_.begin(), c_indices_.end());
+    c_lookup_.assign(std::size_t(n_), -1);
+    for (std::size_t t = 0; t < c_indices_.size(); ++t) c_lookup_[std::size_t(c_indices_[t])] = int(t);
+    device.insert(device.end(), c_lookup_.begin(), c_lookup_.end());
+    const auto storage = detail::to_device<int, MemorySpace>(exec, device, "nearsparse::cdm_plan");
+    const std::size_t na = a_logical.size(), nc = c_indices_.size();
+    a_logical_ = Kokkos::subview(storage, std::make_pair(std::size_t(0), na));
+    c_indices_device_ = Kokkos::subview(storage, std::make_pair(na, na + nc));
+    c_lookup_device_ = Kokkos::subview(storage, std::make_pair(na + nc, device.size()));
   }
 
   int size() const { return n_; }
@@ -57,16 +69,21 @@ class cdm_product_plan {
   /// Floating-point operations of one product (2 per multiply-add, padding zeros included).
   double flops() const { return 2 * multiply_adds_; }
 
-  /// A zero C with the product's structure.
+  /// A zero C with the product's structure. Like the product, its work is queued on `exec`.
   template <class ExecSpace>
   matrix make_c(const ExecSpace& exec) const {
-    return matrix(exec, n_, c_indices_, "nearsparse::cdm_product.C");
+    auto c = make_c_uninitialized(exec);
+    Kokkos::deep_copy(exec, c.values(), Scalar(0));
+    return c;
   }
 
-  /// C with the product's structure and unset values, for a product with beta = 0.
+  /// C with the product's structure and unset values, for a product with beta = 0. Its compact
+  /// diagonals and lookup are the plan's device arrays (shared, never written): one allocation.
   template <class ExecSpace>
-  matrix make_c_uninitialized(const ExecSpace& exec) const {
-    return matrix(exec, n_, c_indices_, "nearsparse::cdm_product.C", values_init::uninitialized);
+  matrix make_c_uninitialized(const ExecSpace&) const {
+    return matrix(n_, c_indices_, c_lookup_, c_indices_device_, c_lookup_device_,
+                  nearsparse::detail::cached_view<typename matrix::values_view>(
+                      "nearsparse::cdm_product.C.values", c_indices_.size(), std::size_t(n_)));
   }
 
   Kokkos::View<int*, MemorySpace> a_logical() const { return a_logical_; }
@@ -92,9 +109,10 @@ class cdm_product_plan {
 
   op op_a_, op_b_;
   int n_;
-  std::vector<int> a_indices_, b_indices_, c_indices_;
+  std::vector<int> a_indices_, b_indices_, c_indices_, c_lookup_;
   double multiply_adds_ = 0;
-  Kokkos::View<int*, MemorySpace> a_logical_;
+  // Parts of one device allocation.
+  Kokkos::View<int*, MemorySpace> a_logical_, c_indices_device_, c_lookup_device_;
 };
 
 /// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.

@@ -19,9 +19,13 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nearsparse::diagonal {
+
+template <class Scalar, class MemorySpace>
+class hm_product_plan;
 
 namespace detail {
 /// Sorts `offsets` and checks them for a rows x cols matrix: each in (-rows, cols), none twice.
@@ -104,6 +108,21 @@ class hm_matrix {
   }
 
  private:
+  template <class, class>
+  friend class hm_product_plan;
+
+  // A product's C: structure from a plan, which owns the device offsets and starts (shared and
+  // never written) and checked them when it found them.
+  hm_matrix(int rows, int cols, std::vector<int> host_offsets, std::vector<index_type> host_starts,
+            offsets_view offsets, starts_view starts, values_view values)
+      : rows_(rows),
+        cols_(cols),
+        host_offsets_(std::move(host_offsets)),
+        host_starts_(std::move(host_starts)),
+        offsets_(std::move(offsets)),
+        starts_(std::move(starts)),
+        values_(std::move(values)) {}
+
   int rows_ = 0;
   int cols_ = 0;
   std::vector<int> host_offsets_;

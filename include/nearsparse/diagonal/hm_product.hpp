@@ -15,10 +15,12 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nearsparse::diagonal {
@@ -33,8 +35,7 @@ Kokkos::View<T*, Mem> to_device(const ExecSpace& exec, const std::vector<T>& hos
   Kokkos::View<T*, Kokkos::HostSpace> staged(Kokkos::view_alloc(Kokkos::WithoutInitializing, name),
                                              host.size());
   for (std::size_t k = 0; k < host.size(); ++k) staged(k) = host[k];
-  Kokkos::deep_copy(exec, out, staged);
-  exec.fence();  // `staged` dies here
+  Kokkos::deep_copy(exec, out, staged);  // pageable: `staged` is read before this returns
   return out;
 }
 
@@ -64,7 +65,7 @@ class hm_product_plan {
     symbolic_ = detail::hm_symbolic(
         "hm_product_plan", {a.rows(), a.cols(), &a.host_offsets(), &a.host_starts(), op_a},
         {b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b});
-    upload(exec);
+    build_device(exec, a, b);
   }
 
   int rows() const { return symbolic_.rows; }
@@ -81,17 +82,22 @@ class hm_product_plan {
   /// Floating-point operations of one product (2 per multiply-add).
   double flops() const { return 2 * symbolic_.multiply_adds; }
 
-  /// A zero C with the product's structure.
+  /// A zero C with the product's structure. Like the product, its work is queued on `exec`.
   template <class ExecSpace>
   matrix make_c(const ExecSpace& exec) const {
-    return matrix(exec, rows(), cols(), c_offsets(), "nearsparse::hm_product.C");
+    auto c = make_c_uninitialized(exec);
+    Kokkos::deep_copy(exec, c.values(), Scalar(0));
+    return c;
   }
 
-  /// C with the product's structure and unset values, for a product with beta = 0.
+  /// C with the product's structure and unset values, for a product with beta = 0. Its offsets
+  /// and starts are the plan's device arrays (shared, never written), so it costs one allocation.
   template <class ExecSpace>
-  matrix make_c_uninitialized(const ExecSpace& exec) const {
-    return matrix(exec, rows(), cols(), c_offsets(), "nearsparse::hm_product.C",
-                  values_init::uninitialized);
+  matrix make_c_uninitialized(const ExecSpace&) const {
+    return matrix(rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_,
+                  c_starts_,
+                  nearsparse::detail::cached_view<typename matrix::values_view>(
+                      "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
   }
 
   const detail::hm_device_pairs<MemorySpace>& device() const { return device_; }
@@ -115,41 +121,80 @@ class hm_product_plan {
                                      rows, " x ", cols, ", ", offsets.size(), " diagonals)"));
   }
 
-  // Packs the device arrays into one buffer, the pairs written straight into it, and copies it
-  // over in one transfer.
+  // The device arrays live in one buffer: the pairs, then what the host's symbolic pass found
+  // (uploaded in one copy), then C's index by offset and each chunk's diagonal. On a GPU the pairs are written there by a
+  // kernel; for host memory everything is written in place.
   template <class ExecSpace>
-  void upload(const ExecSpace& exec) {
+  void build_device(const ExecSpace& exec, const matrix& a, const matrix& b) {
+    using detail::index_type;
     const auto& s = symbolic_;
     const std::size_t pairs = std::size_t(s.pair_ptr.back());
-    const std::size_t words = 4 * pairs + pairs + 3 * s.pair_ptr.size() + s.a_ptr.size();
-    device_.storage =
-        nearsparse::detail::cached_view<Kokkos::View<detail::index_type*, MemorySpace>>(
-            "nearsparse::hm_plan", words);
-    Kokkos::View<detail::index_type*, Kokkos::HostSpace> staged(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")), words);
+    const std::size_t nc = s.c_offsets.size();
+    const std::size_t index_size = std::size_t(s.rows + s.cols > 0 ? s.rows + s.cols - 1 : 0);
+    const std::size_t uploaded = 3 * (nc + 1) + (nc + 1) / 2;  // ptrs, starts, offsets
+    const std::size_t chunks = std::size_t(s.chunk_ptr.back());
+    const std::size_t words = 4 * pairs + uploaded + (index_size + 1) / 2 + (chunks + 1) / 2;
+    auto& d = device_;
+    d.storage = nearsparse::detail::cached_view<Kokkos::View<index_type*, MemorySpace>>(
+        "nearsparse::hm_plan", words);
+    d.rows = s.rows;
+    d.inner = s.inner;
+    d.cols = s.cols;
+    d.a_transposed = op_a_ == op::transpose;
+    d.b_transposed = op_b_ == op::transpose;
+    d.chunks = s.chunk_ptr.back();
+    c_offsets_ = nearsparse::detail::cached_view<Kokkos::View<int*, MemorySpace>>(
+        "nearsparse::hm_product.C.offsets", nc);
+
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    Kokkos::View<index_type*, Kokkos::HostSpace> staged;
+    if constexpr (!host)
+      staged = Kokkos::View<index_type*, Kokkos::HostSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")),
+          uploaded);
+    // Carves `count` values of type T at word `at`; returns where the host writes them.
     std::size_t at = 0;
     const auto carve = [&](auto& view, std::size_t count) {
-      using value = typename std::decay_t<decltype(view)>::value_type;
-      view = std::decay_t<decltype(view)>(reinterpret_cast<value*>(device_.storage.data() + at),
-                                          count);
-      auto* host = reinterpret_cast<value*>(staged.data() + at);
-      at += count * sizeof(value) / sizeof(detail::index_type);
-      return host;
+      using array = std::decay_t<decltype(view)>;
+      using value = typename array::value_type;
+      view = array(reinterpret_cast<value*>(d.storage.data() + at), count);
+      value* out = host ? reinterpret_cast<value*>(d.storage.data() + at)
+                 : at - 4 * pairs < uploaded ? reinterpret_cast<value*>(staged.data() + at - 4 * pairs)
+                                             : nullptr;  // written on the device
+      at += (count * sizeof(value) + sizeof(index_type) - 1) / sizeof(index_type);
+      return out;
     };
-    auto* host_pairs = carve(device_.pairs, pairs);
-    auto* host_order = carve(device_.a_order, pairs);
-    detail::hm_fill_pairs(s, host_pairs, host_order);
-    const auto put = [&](const std::vector<detail::index_type>& v, auto& view) {
-      auto* host = carve(view, v.size());
-      std::copy(v.begin(), v.end(), host);
+    const auto put = [&](const auto& v, auto& view) {
+      auto* out = carve(view, v.size());
+      std::copy(v.begin(), v.end(), out);
     };
-    put(s.pair_ptr, device_.pair_ptr);
-    put(s.chunk_ptr, device_.chunk_ptr);
-    put(s.c_starts, device_.c_starts);
-    put(s.a_ptr, device_.a_ptr);
-    Kokkos::deep_copy(exec, device_.storage, staged);
-    exec.fence();  // `staged` dies here
-    device_.chunks = s.chunk_ptr.back();
+    if constexpr (host) {
+      detail::hm_fill_pairs(s, carve(d.pairs, pairs));
+    } else {
+      d.pairs = decltype(d.pairs)(reinterpret_cast<detail::hm_pair*>(d.storage.data()), pairs);
+      at = 4 * pairs;
+    }
+    put(s.pair_ptr, d.pair_ptr);
+    put(s.chunk_ptr, d.chunk_ptr);
+    put(s.c_starts, d.c_starts);
+    c_starts_ = Kokkos::subview(d.storage, std::make_pair(at - (nc + 1), at));
+    put(s.c_offsets, d.c_offsets);
+    if constexpr (host) {
+      put(s.c_index, d.c_index);
+      int* chunk_diagonal = carve(d.chunk_diagonal, chunks);
+      for (std::size_t t = 0; t < nc; ++t)
+        std::fill(chunk_diagonal + s.chunk_ptr[t], chunk_diagonal + s.chunk_ptr[t + 1], int(t));
+      std::copy(s.c_offsets.begin(), s.c_offsets.end(), c_offsets_.data());
+    } else {
+      carve(d.c_index, index_size);
+      carve(d.chunk_diagonal, chunks);
+      // A pageable copy: the source is consumed before the call returns, so `staged` may go.
+      Kokkos::deep_copy(exec,
+                        Kokkos::subview(d.storage, std::make_pair(4 * pairs, 4 * pairs + uploaded)),
+                        staged);
+      detail::hm_fill_pairs_device(exec, d, c_offsets_, a.offsets(), a.starts(), b.offsets(),
+                                   b.starts());
+    }
   }
 
   op op_a_, op_b_;
@@ -157,6 +202,8 @@ class hm_product_plan {
   std::vector<int> a_offsets_, b_offsets_;
   detail::hm_symbolic_product symbolic_;
   detail::hm_device_pairs<MemorySpace> device_;
+  Kokkos::View<int*, MemorySpace> c_offsets_;                 // C's, shared with every C made
+  Kokkos::View<detail::index_type*, MemorySpace> c_starts_;  // a part of device_.storage
 };
 
 /// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
@@ -173,8 +220,8 @@ void multiply(const ExecSpace& exec, const hm_product_plan<Scalar, Mem>& plan, d
   detail::require_finite_scalar("multiply", "beta", beta);
   plan.check("multiply", a, b, c);
   if (algorithm == hm_algorithm::atomic) {
-    detail::hm_atomic(exec, plan.device(), a.starts(), Scalar(alpha), a.values(), b.values(),
-                      Scalar(beta), c.values());
+    detail::hm_atomic(exec, plan.device(), a.offsets(), a.starts(), Scalar(alpha), a.values(),
+                      b.offsets(), b.starts(), b.values(), Scalar(beta), c.values());
   } else if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
     detail::hm_output_stationary_host(exec, plan.device(), Scalar(alpha), a.values(), b.values(),
                                       Scalar(beta), c.values());

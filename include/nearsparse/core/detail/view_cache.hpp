@@ -4,9 +4,9 @@
 // the device; for a small product that cost several times the kernel (perf/RESULTS.md). The cache
 // keeps the Views it allocated; a request takes a kept View of the same type and extents that
 // nobody else references (use_count() == 1), so a View handed out is never handed out again while
-// any copy of it lives. Kept Views are released when their total passes a bound, by
-// nearsparse::release_cached_device_memory(), and when Kokkos finalizes. Host memory spaces are
-// not cached (their allocations are cheap).
+// any copy of it lives. Kept Views are released when the total kept by all caches would pass a
+// bound (nearsparse::device_cache_limit()), by nearsparse::release_cached_device_memory(), and when
+// Kokkos finalizes. Host memory spaces are not cached (their allocations are cheap).
 
 #include <Kokkos_Core.hpp>
 
@@ -20,13 +20,31 @@
 
 namespace nearsparse::detail {
 
-/// At most this many bytes stay kept in each cache, and no single View larger than a quarter of it.
-inline constexpr std::size_t view_cache_bytes = std::size_t(256) << 20;
+/// Bytes all caches together may keep; no single View over half of it is kept. Set by
+/// nearsparse::set_device_cache_limit (src/core/device_memory.cpp has the default).
+std::size_t view_cache_limit();
 
-/// The release functions of every cache, run by release_all_view_caches().
+/// The release functions of every cache, run by release_all_view_caches(), and the bytes all
+/// caches keep.
 struct view_cache_registry {
   std::mutex mutex;
   std::vector<std::function<void()>> releases;
+  std::size_t kept_bytes = 0;
+  /// Takes `bytes` more into the total if it stays within `limit`.
+  bool reserve(std::size_t bytes, std::size_t limit) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (kept_bytes + bytes > limit) return false;
+    kept_bytes += bytes;
+    return true;
+  }
+  void give_back(std::size_t bytes) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    kept_bytes -= std::min(kept_bytes, bytes);
+  }
+  std::size_t total() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    return kept_bytes;
+  }
   static view_cache_registry& instance() {
     static view_cache_registry r;
     return r;
@@ -71,14 +89,25 @@ class view_cache {
         typename View::execution_space().fence();
         return v;
       }
-    View v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
-    const std::size_t b = bytes_of(v);
-    if (b <= view_cache_bytes / 4) {
-      if (bytes_ + b > view_cache_bytes) evict(bytes_ + b - view_cache_bytes);
-      if (bytes_ + b <= view_cache_bytes) {
-        kept_.push_back(v);
-        bytes_ += b;
+    const std::size_t limit = view_cache_limit();
+    std::size_t b = 0;
+    for (std::size_t r = 0; r < sizeof...(Extents); ++r) b = r == 0 ? e[0] : b * e[r];
+    b *= sizeof(typename View::value_type);
+    auto& registry = view_cache_registry::instance();
+    bool keep = false;
+    if (b <= limit / 2) {
+      keep = registry.reserve(b, limit);
+      // Over the bound: make room from this cache's own unreferenced Views first, which also
+      // frees their memory before the new allocation asks for it.
+      if (!keep) {
+        const std::size_t total = registry.total();
+        if (total + b > limit && evict(total + b - limit)) keep = registry.reserve(b, limit);
       }
+    }
+    View v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+    if (keep) {
+      kept_.push_back(v);
+      bytes_ += b;
     }
     return v;
   }
@@ -88,6 +117,7 @@ class view_cache {
   void release() {
     const std::lock_guard<std::mutex> lock(mutex_);
     kept_.clear();
+    view_cache_registry::instance().give_back(bytes_);
     bytes_ = 0;
   }
 
@@ -107,8 +137,9 @@ class view_cache {
     return true;
   }
 
-  // Frees unreferenced kept Views, largest first, until `needed` bytes are gone or none is left.
-  void evict(std::size_t needed) {
+  // Frees unreferenced kept Views, largest first, until `needed` bytes are gone or none is left;
+  // true when anything was freed.
+  bool evict(std::size_t needed) {
     std::sort(kept_.begin(), kept_.end(),
               [](const View& a, const View& b) { return bytes_of(a) > bytes_of(b); });
     std::size_t freed = 0;
@@ -122,6 +153,8 @@ class view_cache {
     }
     kept_.erase(keep, kept_.end());
     bytes_ -= std::min(bytes_, freed);
+    view_cache_registry::instance().give_back(freed);
+    return freed > 0;
   }
 
   std::mutex mutex_;

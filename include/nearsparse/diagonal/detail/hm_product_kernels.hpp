@@ -2,31 +2,13 @@
 // Numeric kernels of the HM product C = alpha op(A) op(B) + beta C over the pairs of the symbolic
 // phase (detail/hm_symbolic.hpp).
 
-#include <nearsparse/diagonal/detail/hm_symbolic.hpp>
+#include <nearsparse/diagonal/detail/hm_device_pairs.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
 namespace nearsparse::diagonal::detail {
-
-/// The symbolic product on the device: one allocation holding every array (a product that also
-/// builds its plan pays for one allocation and one copy, not six).
-template <class Mem>
-struct hm_device_pairs {
-  template <class T>
-  using array = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Kokkos::View<index_type*, Mem> storage;
-  array<hm_pair> pairs;
-  array<index_type> pair_ptr;
-  array<index_type> chunk_ptr;
-  array<index_type> c_starts;
-  array<index_type> a_ptr;
-  array<index_type> a_order;
-  index_type chunks = 0;
-};
-
-static_assert(sizeof(hm_pair) == 4 * sizeof(index_type), "hm_pair packs into four words");
 
 /// Largest t with ptr(t) <= x, for ptr ascending with ptr(0) <= x.
 template <class View>
@@ -42,8 +24,10 @@ KOKKOS_INLINE_FUNCTION int upper_index(const View& ptr, int size, index_type x) 
   return lo;
 }
 
-/// One team per chunk of hm_chunk positions of one C diagonal; one thread per position, summing
-/// that diagonal's pairs in a register. The loads of A and B are unit-stride across the team.
+/// One team per chunk of hm_chunk positions of one C diagonal. On a GPU a team has 64 threads,
+/// each summing 4 positions (64 apart, so loads stay unit-stride across the team) in registers:
+/// each pair is read once for 4 positions and a thread has 4 independent loads in flight. Host
+/// backends (one-thread teams) run the same code with the whole chunk in one thread.
 template <class ExecSpace, class Scalar, class Mem>
 void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
                                  Scalar alpha, const Kokkos::View<Scalar*, Mem>& a,
@@ -52,31 +36,37 @@ void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Me
   const auto pairs = plan.pairs;
   const auto pair_ptr = plan.pair_ptr;
   const auto chunk_ptr = plan.chunk_ptr;
+  const auto chunk_diagonal = plan.chunk_diagonal;
   const auto c_starts = plan.c_starts;
-  const int c_diagonals = int(chunk_ptr.extent(0));
   using policy = Kokkos::TeamPolicy<ExecSpace>;
-  // On a GPU one thread per position; a host team (one thread) walks the chunk.
-  const int team =
-      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : hm_chunk;
+  constexpr int team =
+      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 64;
+  constexpr int per_thread = hm_chunk / team;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_output_stationary", policy(exec, plan.chunks, team),
       KOKKOS_LAMBDA(const typename policy::member_type& m) {
         const index_type chunk = m.league_rank();
-        const int ci = upper_index(chunk_ptr, c_diagonals, chunk);
+        const int ci = chunk_diagonal(chunk);
         const index_type c0 = c_starts(ci);
         const index_type len = c_starts(ci + 1) - c0;
-        const index_type first = (chunk - chunk_ptr(ci)) * hm_chunk;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hm_chunk), [&](const int r) {
-          const index_type q = first + r;
-          if (q >= len) return;
-          Scalar acc = 0;
-          const index_type end = pair_ptr(ci + 1);
-          for (index_type p = pair_ptr(ci); p < end; ++p) {
-            const hm_pair pr = pairs(p);
-            if (q >= pr.qlo && q < pr.qhi) acc += a(pr.a_base + q) * b(pr.b_base + q);
+        const index_type first = (chunk - chunk_ptr(ci)) * hm_chunk + m.team_rank();
+        Scalar acc[per_thread];
+        for (int j = 0; j < per_thread; ++j) acc[j] = 0;
+        const index_type end = pair_ptr(ci + 1);
+        for (index_type p = pair_ptr(ci); p < end; ++p) {
+          const hm_pair pr = pairs(p);
+          const Scalar* pa = a.data() + pr.a_base;
+          const Scalar* pb = b.data() + pr.b_base;
+          for (int j = 0; j < per_thread; ++j) {
+            const index_type q = first + j * team;
+            if (q >= pr.qlo && q < pr.qhi) acc[j] += pa[q] * pb[q];  // qhi <= len
           }
-          c(c0 + q) = beta == Scalar(0) ? alpha * acc : alpha * acc + beta * c(c0 + q);
-        });
+        }
+        for (int j = 0; j < per_thread; ++j) {
+          const index_type q = first + j * team;
+          if (q < len)
+            c(c0 + q) = beta == Scalar(0) ? alpha * acc[j] : alpha * acc[j] + beta * c(c0 + q);
+        }
       });
 }
 
@@ -90,13 +80,13 @@ void hm_output_stationary_host(const ExecSpace& exec, const hm_device_pairs<Mem>
   const auto pairs = plan.pairs;
   const auto pair_ptr = plan.pair_ptr;
   const auto chunk_ptr = plan.chunk_ptr;
+  const auto chunk_diagonal = plan.chunk_diagonal;
   const auto c_starts = plan.c_starts;
-  const int c_diagonals = int(chunk_ptr.extent(0));
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_output_stationary",
       Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, plan.chunks),
       KOKKOS_LAMBDA(const index_type chunk) {
-        const int ci = upper_index(chunk_ptr, c_diagonals, chunk);
+        const int ci = chunk_diagonal(chunk);
         const index_type c0 = c_starts(ci);
         const index_type len = c_starts(ci + 1) - c0;
         const index_type q0 = (chunk - chunk_ptr(ci)) * hm_chunk;
@@ -124,28 +114,33 @@ void hm_output_stationary_host(const ExecSpace& exec, const hm_device_pairs<Mem>
 /// atomically. C is scaled by beta first.
 template <class ExecSpace, class Scalar, class Mem>
 void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
+               const Kokkos::View<int*, Mem>& a_offsets,
                const Kokkos::View<index_type*, Mem>& a_starts, Scalar alpha,
-               const Kokkos::View<Scalar*, Mem>& a, const Kokkos::View<Scalar*, Mem>& b,
+               const Kokkos::View<Scalar*, Mem>& a, const Kokkos::View<int*, Mem>& b_offsets,
+               const Kokkos::View<index_type*, Mem>& b_starts, const Kokkos::View<Scalar*, Mem>& b,
                Scalar beta, const Kokkos::View<Scalar*, Mem>& c) {
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_scale_c",
       Kokkos::RangePolicy<ExecSpace>(exec, 0, c.extent(0)),
       KOKKOS_LAMBDA(const index_type e) { c(e) = beta == Scalar(0) ? Scalar(0) : beta * c(e); });
-  const auto pairs = plan.pairs;
-  const auto a_ptr = plan.a_ptr;
-  const auto a_order = plan.a_order;
-  const int a_diagonals = int(a_starts.extent(0));
+  const auto c_index = plan.c_index;
+  const auto c_starts = plan.c_starts;
+  const int m = plan.rows, k = plan.inner, n = plan.cols;
+  const bool at = plan.a_transposed, bt = plan.b_transposed;
+  const int a_diagonals = int(a_offsets.extent(0)), b_diagonals = int(b_offsets.extent(0));
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_multiply_atomic",
       Kokkos::RangePolicy<ExecSpace>(exec, 0, a.extent(0)), KOKKOS_LAMBDA(const index_type e) {
-        const int ta = upper_index(a_starts, a_diagonals, e);
+        const int ta = upper_index(a_starts, a_diagonals + 1, e);
+        const int da = at ? -a_offsets(ta) : a_offsets(ta);
         const Scalar av = alpha * a(e);
-        const index_type end = a_ptr(ta + 1);
-        for (index_type k = a_ptr(ta); k < end; ++k) {
-          const hm_pair pr = pairs(a_order(k));
+        for (int tb = 0; tb < b_diagonals; ++tb) {
+          hm_pair pr;
+          const int db = bt ? -b_offsets(tb) : b_offsets(tb);
+          if (!hm_make_pair(m, k, n, da, a_starts(ta), db, b_starts(tb), pr)) continue;
           const index_type q = e - pr.a_base;
           if (q >= pr.qlo && q < pr.qhi)
-            Kokkos::atomic_add(&c(pr.c_start + q), av * b(pr.b_base + q));
+            Kokkos::atomic_add(&c(c_starts(c_index(da + db + m - 1)) + q), av * b(pr.b_base + q));
         }
       });
 }

@@ -25,6 +25,28 @@ struct hm_pair {
   int qhi;
 };
 
+/// Whether logical diagonal da of op(A) (M x K, its first value at a_start) and db of op(B)
+/// (K x N, at b_start) meet inside C; if so fills `p` (c_start left 0). The one definition the
+/// host and device passes of the symbolic phase and the atomic kernel share, so they agree on
+/// every pair.
+KOKKOS_INLINE_FUNCTION bool hm_make_pair(int m, int k, int n, int da, index_type a_start, int db,
+                                         index_type b_start, hm_pair& p) {
+  const int c = da + db;
+  if (c <= -m || c >= n) return false;
+  const index_type len = diagonal_length(m, n, c);
+  const index_type shift = c < 0 ? -c : 0;
+  const index_type lo = -da - shift, hi = k - da - shift;
+  const index_type qlo = lo > 0 ? lo : 0;
+  const index_type qhi = hi < len ? hi : len;
+  if (qhi <= qlo) return false;
+  p.a_base = a_start + shift + (da < 0 ? da : 0);
+  p.b_base = b_start + shift + da + (db < 0 ? db : 0);
+  p.c_start = 0;
+  p.qlo = int(qlo);
+  p.qhi = int(qhi);
+  return true;
+}
+
 /// One operand: its stored offsets (ascending) and starts, read as op.
 struct hm_operand_structure {
   int rows;  // of the stored matrix
@@ -42,7 +64,6 @@ struct hm_symbolic_product {
   std::vector<index_type> c_starts;   // c_offsets.size() + 1
   std::vector<index_type> pair_ptr;   // pairs of each C diagonal; c_offsets.size() + 1
   std::vector<index_type> chunk_ptr;  // chunks of `chunk` positions per C diagonal
-  std::vector<index_type> a_ptr;      // pairs of each stored diagonal of A
   double multiply_adds = 0;           // sum of qhi - qlo
   hm_operand_structure a{}, b{};      // what it was made from (for the second pass)
   std::vector<int> c_index;           // C offset + rows - 1 -> C diagonal, or -1
@@ -57,9 +78,10 @@ inline constexpr int hm_chunk = 256;
 hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
                                 const hm_operand_structure& b);
 
-/// Second pass: writes the pairs, grouped by C diagonal (A-major within each), to `pairs`
-/// (pair_ptr.back() of them) and, for each pair in A-major order, its index in `pairs` to
-/// `a_order`. Straight into the caller's buffer, so a large product touches its pairs once.
-void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs, index_type* a_order);
+/// Second pass, on the host: writes the pairs, grouped by C diagonal and in ascending logical
+/// offset of op(A) within each, to `pairs` (pair_ptr.back() of them), straight into the caller's
+/// buffer. Device memory gets them from hm_fill_pairs_device (detail/hm_pairs_device.hpp) instead,
+/// in the same order.
+void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs);
 
 }  // namespace nearsparse::diagonal::detail
