@@ -5,6 +5,7 @@
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 
 #include <algorithm>
+#include <utility>
 
 namespace nearsparse::diagonal::detail {
 
@@ -55,10 +56,24 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   out.b = b;
   const int m = out.rows, n = out.cols;
 
+  // The offsets C can have: sums of the extreme offsets, clipped to C. Counting over this range
+  // instead of all m + n - 1 offsets keeps a narrow band's symbolic phase independent of n.
+  const std::size_t na = a.offsets->size(), nb = b.offsets->size();
+  if (na > 0 && nb > 0) {
+    const auto extremes = [](const hm_operand_structure& x, std::size_t count) {
+      const int lo = logical_offset(x, 0), hi = logical_offset(x, count - 1);
+      return std::pair<int, int>(std::min(lo, hi), std::max(lo, hi));
+    };
+    const auto [a_lo, a_hi] = extremes(a, na);
+    const auto [b_lo, b_hi] = extremes(b, nb);
+    out.c_lo = std::max(a_lo + b_lo, 1 - m);
+    out.c_hi = std::min(a_hi + b_hi, n - 1);
+  }
+
   // Pass 1: how many pairs meet on each C diagonal.
-  std::vector<index_type> per_c(std::size_t(m + n > 0 ? m + n - 1 : 0), 0);
+  std::vector<index_type> per_c(std::size_t(std::max(out.c_hi - out.c_lo + 1, 0)), 0);
   for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
-    ++per_c[std::size_t(c + m - 1)];
+    ++per_c[std::size_t(c - out.c_lo)];
     out.multiply_adds += double(len);
   });
 
@@ -69,7 +84,7 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   out.chunk_ptr.push_back(0);
   for (std::size_t s = 0; s < per_c.size(); ++s) {
     if (per_c[s] == 0) continue;
-    const int c = int(s) - (m - 1);
+    const int c = int(s) + out.c_lo;
     out.c_index[s] = int(out.c_offsets.size());
     out.c_offsets.push_back(c);
     const index_type len = diagonal_length(m, n, c);
@@ -84,7 +99,7 @@ void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs) {
   // A stable counting sort by C diagonal: A's order within each.
   std::vector<index_type> next(s.pair_ptr.begin(), s.pair_ptr.end() - 1);
   for_each_pair(s, [&](int c, const hm_pair& p, index_type) {
-    const int ci = s.c_index[std::size_t(c + s.rows - 1)];
+    const int ci = s.c_index[std::size_t(c - s.c_lo)];
     const index_type at = next[std::size_t(ci)]++;
     pairs[at] = p;
     pairs[at].c_start = s.c_starts[std::size_t(ci)];

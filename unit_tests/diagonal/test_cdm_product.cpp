@@ -11,7 +11,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace nd = nearsparse::diagonal;
 namespace ref = nearsparse::test::diagonal;
@@ -119,6 +123,31 @@ TEMPLATE_LIST_TEST_CASE("the team-tile CDM kernel and the host kernel agree on e
       const host_matrix<double> zero(53, 53);
       ref::check_product<double>(ref::dense_of(exec, team), 1.0, ha, hb, 0.0, zero);
       ref::check_product<double>(ref::dense_of(exec, host), 1.0, ha, hb, 0.0, zero);
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("the lookup kernel of CDM plans matches the host's lookup", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  // GPU plans fill C's lookup with this kernel; plans in host memory write it directly, so the
+  // kernel is compared with the host's lookup here, on every backend.
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  for (const int n : {0, 1, 37, 1000}) {
+    for (const int count : {0, 1, 5, n}) {
+      if (count > n) continue;
+      INFO("n " << n << ", " << count << " compact diagonals");
+      std::vector<int> indices(static_cast<std::size_t>(n));
+      std::iota(indices.begin(), indices.end(), 0);
+      std::shuffle(indices.begin(), indices.end(), std::mt19937_64(seed + std::uint64_t(n + count)));
+      indices.resize(std::size_t(count));
+      const nd::cdm_matrix<double, mem> c(exec, n, indices);
+      Kokkos::View<int*, mem> lookup("lookup", std::size_t(n));
+      nd::detail::cdm_fill_lookup(exec, c.indices(), lookup);
+      const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lookup);
+      for (int k = 0; k < n; ++k) REQUIRE(host(k) == c.host_lookup()[std::size_t(k)]);
     }
   }
 }

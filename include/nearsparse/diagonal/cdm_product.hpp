@@ -12,6 +12,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,18 +49,9 @@ class cdm_product_plan {
     for (int k = 0; k < n_; ++k)
       if (used[std::size_t(k)]) c_indices_.push_back(k);
     multiply_adds_ = double(a_indices_.size()) * double(b_indices_.size()) * n_;
-    // One upload: A's logical diagonals, then C's compact diagonals and lookup, which every C
-    // made from the plan shares.
-    std::vector<int> device(a_logical);
-    device.insert(device.end(), c_indices_.begin(), c_indices_.end());
     c_lookup_.assign(std::size_t(n_), -1);
     for (std::size_t t = 0; t < c_indices_.size(); ++t) c_lookup_[std::size_t(c_indices_[t])] = int(t);
-    device.insert(device.end(), c_lookup_.begin(), c_lookup_.end());
-    const auto storage = detail::to_device<int, MemorySpace>(exec, device, "nearsparse::cdm_plan");
-    const std::size_t na = a_logical.size(), nc = c_indices_.size();
-    a_logical_ = Kokkos::subview(storage, std::make_pair(std::size_t(0), na));
-    c_indices_device_ = Kokkos::subview(storage, std::make_pair(na, na + nc));
-    c_lookup_device_ = Kokkos::subview(storage, std::make_pair(na + nc, device.size()));
+    upload(exec, a_logical);
   }
 
   int size() const { return n_; }
@@ -96,6 +89,34 @@ class cdm_product_plan {
   }
 
  private:
+  // One device allocation: A's logical diagonals, then C's compact diagonals and lookup, which
+  // every C made from the plan shares. Only the short lists are copied; on a device the lookup
+  // (n entries) is filled by a kernel instead.
+  template <class ExecSpace>
+  void upload(const ExecSpace& exec, const std::vector<int>& a_logical) {
+    const std::size_t na = a_logical.size(), nc = c_indices_.size(), n = std::size_t(n_);
+    const auto storage = nearsparse::detail::cached_view<Kokkos::View<int*, MemorySpace>>(
+        "nearsparse::cdm_plan", na + nc + n);
+    a_logical_ = Kokkos::subview(storage, std::make_pair(std::size_t(0), na));
+    c_indices_device_ = Kokkos::subview(storage, std::make_pair(na, na + nc));
+    c_lookup_device_ = Kokkos::subview(storage, std::make_pair(na + nc, na + nc + n));
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+      std::copy(a_logical.begin(), a_logical.end(), storage.data());
+      std::copy(c_indices_.begin(), c_indices_.end(), storage.data() + na);
+      std::copy(c_lookup_.begin(), c_lookup_.end(), storage.data() + na + nc);
+    } else {
+      Kokkos::View<int*, Kokkos::HostSpace> staged(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::cdm_plan")),
+          na + nc);
+      std::copy(a_logical.begin(), a_logical.end(), staged.data());
+      std::copy(c_indices_.begin(), c_indices_.end(), staged.data() + na);
+      // A pageable copy: `staged` is read before the call returns.
+      Kokkos::deep_copy(exec, Kokkos::subview(storage, std::make_pair(std::size_t(0), na + nc)),
+                        staged);
+      detail::cdm_fill_lookup(exec, c_indices_device_, c_lookup_device_);
+    }
+  }
+
   void check_one(const char* function, const char* name, const matrix& m,
                  const std::vector<int>& indices) const {
     if (m.size() != n_ || m.host_indices() != indices)

@@ -26,19 +26,6 @@
 namespace nearsparse::diagonal {
 
 namespace detail {
-template <class T, class Mem, class ExecSpace>
-Kokkos::View<T*, Mem> to_device(const ExecSpace& exec, const std::vector<T>& host,
-                                const char* label) {
-  // A std::string: Kokkos 3 reads a bare const char* in view_alloc as memory to wrap.
-  const std::string name(label);
-  auto out = nearsparse::detail::cached_view<Kokkos::View<T*, Mem>>(name, host.size());
-  Kokkos::View<T*, Kokkos::HostSpace> staged(Kokkos::view_alloc(Kokkos::WithoutInitializing, name),
-                                             host.size());
-  for (std::size_t k = 0; k < host.size(); ++k) staged(k) = host[k];
-  Kokkos::deep_copy(exec, out, staged);  // pageable: `staged` is read before this returns
-  return out;
-}
-
 void require_finite_scalar(const char* function, const char* name, double value);
 }  // namespace detail
 
@@ -130,7 +117,7 @@ class hm_product_plan {
     const auto& s = symbolic_;
     const std::size_t pairs = std::size_t(s.pair_ptr.back());
     const std::size_t nc = s.c_offsets.size();
-    const std::size_t index_size = std::size_t(s.rows + s.cols > 0 ? s.rows + s.cols - 1 : 0);
+    const std::size_t index_size = s.c_index.size();
     const std::size_t uploaded = 3 * (nc + 1) + (nc + 1) / 2;  // ptrs, starts, offsets
     const std::size_t chunks = std::size_t(s.chunk_ptr.back());
     const std::size_t words = 4 * pairs + uploaded + (index_size + 1) / 2 + (chunks + 1) / 2;
@@ -140,6 +127,7 @@ class hm_product_plan {
     d.rows = s.rows;
     d.inner = s.inner;
     d.cols = s.cols;
+    d.c_lo = s.c_lo;
     d.a_transposed = op_a_ == op::transpose;
     d.b_transposed = op_b_ == op::transpose;
     d.chunks = s.chunk_ptr.back();

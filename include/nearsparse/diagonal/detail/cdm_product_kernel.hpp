@@ -16,6 +16,31 @@
 
 namespace nearsparse::diagonal::detail {
 
+/// lookup(k) = the index of k in the ascending `indices`, or -1, for every compact diagonal k.
+template <class ExecSpace, class Mem>
+void cdm_fill_lookup(const ExecSpace& exec, const Kokkos::View<int*, Mem>& indices,
+                     const Kokkos::View<int*, Mem>& lookup) {
+  const int count = int(indices.extent(0));
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::cdm_lookup", Kokkos::RangePolicy<ExecSpace>(exec, 0, lookup.extent(0)),
+      KOKKOS_LAMBDA(const int k) {
+        int lo = 0, hi = count - 1, found = -1;
+        while (lo <= hi) {
+          const int mid = (lo + hi) / 2;
+          const int v = indices(mid);
+          if (v == k) {
+            found = mid;
+            break;
+          }
+          if (v < k)
+            lo = mid + 1;
+          else
+            hi = mid - 1;
+        }
+        lookup(k) = found;
+      });
+}
+
 /// Tile edge: T diagonals by T positions, T * T threads per team on a GPU.
 inline constexpr int cdm_tile = 16;
 

@@ -22,10 +22,11 @@ struct hm_device_pairs {
   array<index_type> chunk_ptr;
   array<index_type> c_starts;
   array<int> c_offsets;  // C's offsets, as uploaded
-  array<int> c_index;    // C offset + rows - 1 -> C diagonal; set only at C's offsets
+  array<int> c_index;    // C offset - c_lo -> C diagonal; set only at C's offsets
   array<int> chunk_diagonal;  // the C diagonal of each chunk of the output-stationary kernel
   index_type chunks = 0;
   int rows = 0, inner = 0, cols = 0;  // of op(A) op(B): M, K, N
+  int c_lo = 0;                       // the lowest offset C can have
   bool a_transposed = false, b_transposed = false;
 };
 
@@ -42,9 +43,28 @@ KOKKOS_INLINE_FUNCTION int logical_diagonal(const Offsets& offsets, const Starts
   return transposed ? -offsets(t) : offsets(t);
 }
 
-/// Writes the pairs of every C diagonal (one thread each, walking A's diagonals up and B's down
-/// for the one partner that completes the offset), C's offsets into `c_offsets_out`,
-/// plan.c_index and plan.chunk_diagonal.
+/// Position of `value` among the n ascending logical offsets of op(X), or -1.
+template <class Offsets, class Starts>
+KOKKOS_INLINE_FUNCTION int find_logical(const Offsets& offsets, const Starts& starts,
+                                        bool transposed, int n, int value, index_type& start) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    const int v = logical_diagonal(offsets, starts, transposed, n, mid, start);
+    if (v == value) return mid;
+    if (v < value)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+/// Writes the pairs of every C diagonal, C's offsets into `c_offsets_out`, plan.c_index and
+/// plan.chunk_diagonal. One team per C diagonal: its threads take A's diagonals in turn, look up
+/// the one partner in B that completes the offset (a binary search), and a team scan places the
+/// pairs in the order of A's diagonals. Threads search independently, so the lookups overlap
+/// instead of forming one long chain of dependent loads.
 template <class ExecSpace, class Mem>
 void hm_fill_pairs_device(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
                           const Kokkos::View<int*, Mem>& c_offsets_out,
@@ -59,31 +79,39 @@ void hm_fill_pairs_device(const ExecSpace& exec, const hm_device_pairs<Mem>& pla
   const auto c_index = plan.c_index;
   const auto chunk_ptr = plan.chunk_ptr;
   const auto chunk_diagonal = plan.chunk_diagonal;
-  const int m = plan.rows, k = plan.inner, n = plan.cols;
+  const int m = plan.rows, k = plan.inner, n = plan.cols, c_lo = plan.c_lo;
   const bool at = plan.a_transposed, bt = plan.b_transposed;
   const int na = int(a_offsets.extent(0)), nb = int(b_offsets.extent(0));
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 32;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_symbolic_pairs",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, c_offsets.extent(0)), KOKKOS_LAMBDA(const int ci) {
+      policy(exec, int(c_offsets.extent(0)), team),
+      KOKKOS_LAMBDA(const typename policy::member_type& t) {
+        const int ci = t.league_rank();
         const int c = c_offsets(ci);
-        c_offsets_out(ci) = c;
-        c_index(c + m - 1) = ci;
-        for (index_type t = chunk_ptr(ci); t < chunk_ptr(ci + 1); ++t) chunk_diagonal(t) = ci;
-        const index_type c_start = c_starts(ci);
-        index_type out = pair_ptr(ci);
-        int ib = nb - 1;
-        index_type b_start = 0;
-        int db = nb > 0 ? logical_diagonal(b_offsets, b_starts, bt, nb, ib, b_start) : 0;
-        for (int ia = 0; ia < na && ib >= 0; ++ia) {
-          index_type a_start;
-          const int da = logical_diagonal(a_offsets, a_starts, at, na, ia, a_start);
-          while (db > c - da && --ib >= 0) db = logical_diagonal(b_offsets, b_starts, bt, nb, ib, b_start);
-          if (ib < 0 || db != c - da) continue;
-          hm_pair p;
-          if (!hm_make_pair(m, k, n, da, a_start, db, b_start, p)) continue;
-          p.c_start = c_start;
-          pairs(out++) = p;
-        }
+        Kokkos::single(Kokkos::PerTeam(t), [&] {
+          c_offsets_out(ci) = c;
+          c_index(c - c_lo) = ci;
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, chunk_ptr(ci), chunk_ptr(ci + 1)),
+                             [&](const index_type u) { chunk_diagonal(u) = ci; });
+        const index_type first = pair_ptr(ci), c_start = c_starts(ci);
+        Kokkos::parallel_scan(Kokkos::TeamThreadRange(t, na),
+                              [&](const int ia, int& placed, const bool final) {
+                                index_type a_start, b_start = 0;
+                                const int da =
+                                    logical_diagonal(a_offsets, a_starts, at, na, ia, a_start);
+                                hm_pair p;
+                                const bool meets =
+                                    find_logical(b_offsets, b_starts, bt, nb, c - da, b_start) >= 0 &&
+                                    hm_make_pair(m, k, n, da, a_start, c - da, b_start, p);
+                                if (meets && final) {
+                                  p.c_start = c_start;
+                                  pairs(first + placed) = p;
+                                }
+                                placed += meets ? 1 : 0;
+                              });
       });
 }
 

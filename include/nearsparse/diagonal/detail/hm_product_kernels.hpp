@@ -125,7 +125,7 @@ void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
       KOKKOS_LAMBDA(const index_type e) { c(e) = beta == Scalar(0) ? Scalar(0) : beta * c(e); });
   const auto c_index = plan.c_index;
   const auto c_starts = plan.c_starts;
-  const int m = plan.rows, k = plan.inner, n = plan.cols;
+  const int m = plan.rows, k = plan.inner, n = plan.cols, c_lo = plan.c_lo;
   const bool at = plan.a_transposed, bt = plan.b_transposed;
   const int a_diagonals = int(a_offsets.extent(0)), b_diagonals = int(b_offsets.extent(0));
   Kokkos::parallel_for(
@@ -140,7 +140,7 @@ void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
           if (!hm_make_pair(m, k, n, da, a_starts(ta), db, b_starts(tb), pr)) continue;
           const index_type q = e - pr.a_base;
           if (q >= pr.qlo && q < pr.qhi)
-            Kokkos::atomic_add(&c(c_starts(c_index(da + db + m - 1)) + q), av * b(pr.b_base + q));
+            Kokkos::atomic_add(&c(c_starts(c_index(da + db - c_lo)) + q), av * b(pr.b_base + q));
         }
       });
 }

@@ -66,7 +66,8 @@ struct hm_symbolic_product {
   std::vector<index_type> chunk_ptr;  // chunks of `chunk` positions per C diagonal
   double multiply_adds = 0;           // sum of qhi - qlo
   hm_operand_structure a{}, b{};      // what it was made from (for the second pass)
-  std::vector<int> c_index;           // C offset + rows - 1 -> C diagonal, or -1
+  int c_lo = 0, c_hi = -1;            // the offsets C can have (an empty range: none)
+  std::vector<int> c_index;           // C offset - c_lo -> C diagonal, or -1
 };
 
 /// Positions of C one team or one host task handles in the output-stationary kernel.
