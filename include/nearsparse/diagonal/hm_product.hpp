@@ -108,19 +108,26 @@ class hm_product_plan {
                                      rows, " x ", cols, ", ", offsets.size(), " diagonals)"));
   }
 
-  // The device arrays live in one buffer: the pairs, then what the host's symbolic pass found
-  // (uploaded in one copy), then C's index by offset and each chunk's diagonal. On a GPU the pairs are written there by a
-  // kernel; for host memory everything is written in place.
+  // The device arrays live in one buffer: the pairs, what the host's symbolic pass found, C's
+  // index by offset and each chunk's diagonal. For host memory everything is written in place.
+  // On a device, a small plan is built on the host and copied in one transfer (a kernel launch
+  // costs more than the copy there); a large one uploads only the symbolic pass's arrays and a
+  // kernel writes the pairs and the rest where they are used.
   template <class ExecSpace>
   void build_device(const ExecSpace& exec, const matrix& a, const matrix& b) {
     using detail::index_type;
     const auto& s = symbolic_;
     const std::size_t pairs = std::size_t(s.pair_ptr.back());
     const std::size_t nc = s.c_offsets.size();
-    const std::size_t index_size = s.c_index.size();
-    const std::size_t uploaded = 3 * (nc + 1) + (nc + 1) / 2;  // ptrs, starts, offsets
     const std::size_t chunks = std::size_t(s.chunk_ptr.back());
-    const std::size_t words = 4 * pairs + uploaded + (index_size + 1) / 2 + (chunks + 1) / 2;
+    const auto words_of = [](std::size_t count, std::size_t size) {
+      return (count * size + sizeof(index_type) - 1) / sizeof(index_type);
+    };
+    const std::size_t symbolic_words = 3 * (nc + 1) + words_of(nc, sizeof(int));
+    const std::size_t words = 4 * pairs + symbolic_words + words_of(s.c_index.size(), sizeof(int)) +
+                              words_of(chunks, sizeof(int));
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    const bool on_host = host || words <= detail::hm_small_plan_words;
     auto& d = device_;
     d.storage = nearsparse::detail::cached_view<Kokkos::View<index_type*, MemorySpace>>(
         "nearsparse::hm_plan", words);
@@ -134,54 +141,55 @@ class hm_product_plan {
     c_offsets_ = nearsparse::detail::cached_view<Kokkos::View<int*, MemorySpace>>(
         "nearsparse::hm_product.C.offsets", nc);
 
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    // The host writes words [from, to) of the buffer: all of it, or the symbolic pass's arrays.
+    const std::size_t from = on_host ? 0 : 4 * pairs;
+    const std::size_t to = on_host ? words : 4 * pairs + symbolic_words;
     Kokkos::View<index_type*, Kokkos::HostSpace> staged;
     if constexpr (!host)
       staged = Kokkos::View<index_type*, Kokkos::HostSpace>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")),
-          uploaded);
-    // Carves `count` values of type T at word `at`; returns where the host writes them.
+          to - from);
+    index_type* const written = host ? d.storage.data() : staged.data() - from;
+    // Points `view` at the next `count` values of the buffer; returns where the host writes them
+    // (null past `to`).
     std::size_t at = 0;
     const auto carve = [&](auto& view, std::size_t count) {
       using array = std::decay_t<decltype(view)>;
       using value = typename array::value_type;
       view = array(reinterpret_cast<value*>(d.storage.data() + at), count);
-      value* out = host ? reinterpret_cast<value*>(d.storage.data() + at)
-                 : at - 4 * pairs < uploaded ? reinterpret_cast<value*>(staged.data() + at - 4 * pairs)
-                                             : nullptr;  // written on the device
-      at += (count * sizeof(value) + sizeof(index_type) - 1) / sizeof(index_type);
+      value* out = at >= from && at < to ? reinterpret_cast<value*>(written + at) : nullptr;
+      at += words_of(count, sizeof(value));
       return out;
     };
     const auto put = [&](const auto& v, auto& view) {
       auto* out = carve(view, v.size());
       std::copy(v.begin(), v.end(), out);
     };
-    if constexpr (host) {
-      detail::hm_fill_pairs(s, carve(d.pairs, pairs));
-    } else {
-      d.pairs = decltype(d.pairs)(reinterpret_cast<detail::hm_pair*>(d.storage.data()), pairs);
-      at = 4 * pairs;
-    }
+    auto* host_pairs = carve(d.pairs, pairs);
+    if (on_host) detail::hm_fill_pairs(s, host_pairs);
     put(s.pair_ptr, d.pair_ptr);
     put(s.chunk_ptr, d.chunk_ptr);
     put(s.c_starts, d.c_starts);
     c_starts_ = Kokkos::subview(d.storage, std::make_pair(at - (nc + 1), at));
     put(s.c_offsets, d.c_offsets);
-    if constexpr (host) {
-      put(s.c_index, d.c_index);
-      int* chunk_diagonal = carve(d.chunk_diagonal, chunks);
+    auto* host_index = carve(d.c_index, s.c_index.size());
+    auto* host_chunk_diagonal = carve(d.chunk_diagonal, chunks);
+    if (on_host) {
+      std::copy(s.c_index.begin(), s.c_index.end(), host_index);
       for (std::size_t t = 0; t < nc; ++t)
-        std::fill(chunk_diagonal + s.chunk_ptr[t], chunk_diagonal + s.chunk_ptr[t + 1], int(t));
+        std::fill(host_chunk_diagonal + s.chunk_ptr[t], host_chunk_diagonal + s.chunk_ptr[t + 1],
+                  int(t));
+    }
+    if constexpr (host) {
       std::copy(s.c_offsets.begin(), s.c_offsets.end(), c_offsets_.data());
     } else {
-      carve(d.c_index, index_size);
-      carve(d.chunk_diagonal, chunks);
       // A pageable copy: the source is consumed before the call returns, so `staged` may go.
-      Kokkos::deep_copy(exec,
-                        Kokkos::subview(d.storage, std::make_pair(4 * pairs, 4 * pairs + uploaded)),
-                        staged);
-      detail::hm_fill_pairs_device(exec, d, c_offsets_, a.offsets(), a.starts(), b.offsets(),
-                                   b.starts());
+      Kokkos::deep_copy(exec, Kokkos::subview(d.storage, std::make_pair(from, to)), staged);
+      if (on_host)
+        Kokkos::deep_copy(exec, c_offsets_, d.c_offsets);
+      else
+        detail::hm_fill_pairs_device(exec, d, c_offsets_, a.offsets(), a.starts(), b.offsets(),
+                                     b.starts());
     }
   }
 
