@@ -101,6 +101,11 @@ struct contender {
   int warmup = 1;
   /// False for another variant of ours (reported as t_<name> only, without a speedup).
   bool baseline = true;
+  /// True for a CPU baseline next to GPU contenders: timed in a loop of its own after the
+  /// interleaved one. OpenMP workers keep spinning for a while after each parallel region and the
+  /// sequential ones sweep the host caches, which would slow the host side of the next GPU call
+  /// (the whole cost of a small one) and so favour neither side fairly.
+  bool separate = false;
 };
 
 /// Times `ours` against several baselines in one process, interleaved call by call. Counters:
@@ -119,10 +124,14 @@ void compare_many(benchmark::State& state, const Exec& exec, Ours&& ours,
     state.SetIterationTime(a);
     t_ours.push_back(a);
     for (std::size_t k = 0; k < baselines.size(); ++k)
-      if (baselines[k].samples == 0 || iteration < baselines[k].samples)
+      if (!baselines[k].separate && (baselines[k].samples == 0 || iteration < baselines[k].samples))
         t_base[k].push_back(time_call(exec, baselines[k].run));
     ++iteration;
   }
+  for (std::size_t k = 0; k < baselines.size(); ++k)
+    if (baselines[k].separate)
+      for (int i = 0; i < iteration && (baselines[k].samples == 0 || i < baselines[k].samples); ++i)
+        t_base[k].push_back(time_call(exec, baselines[k].run));
   const double m_ours = median(t_ours);
   state.counters["t"] = m_ours;
   std::string label = Exec::name();
