@@ -10,7 +10,8 @@
 // Kokkos::Serial (the published GPU-over-sequential-CPU ratio) and on OpenMP; for nearly dense C,
 // cuBLAS DGEMM. Our own variants are reported as times without a speedup: the product with a
 // reused plan (kernel only), the other format or kernel. checksum_rel_diff compares the sum of
-// C's values with cuSPARSE's. The CPU baselines are timed after the GPU loop (contender::separate).
+// C's values with cuSPARSE's. GPU contenders are timed warm (an untimed call before each timed
+// one); the CPU baselines after the GPU loop (contender::separate).
 // diag/<kind>/openmp/...: the CPU path alone against Kokkos::Serial and Kokkos Kernels.
 #include "baselines/cublas.hpp"
 #include "baselines/cusparse.hpp"
@@ -181,7 +182,10 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
   }
 
   const double bytes = 8.0 * double(a.stored_count() + b.stored_count() + plan.c_stored_count());
-  nearsparse::perf::compare_many(state, exec, ours, others, workload{plan.flops(), bytes});
+  // A small whole product costs tens of microseconds, mostly host work and launch latency: each
+  // GPU contender is timed warm (call_timing::warm), as in a loop of the same product.
+  nearsparse::perf::compare_many(state, exec, ours, others, workload{plan.flops(), bytes}, 2,
+                                 nearsparse::perf::call_timing::warm);
 
   // Correctness: C's values against cuSPARSE's, summed.
   const auto ours_c = nd::multiply(exec, a, b);

@@ -108,11 +108,23 @@ struct contender {
   bool separate = false;
 };
 
+/// How compare_many times each call.
+enum class call_timing {
+  cold,  ///< one fenced call right after the previous contender's
+  warm,  ///< one untimed call first, so that no contender pays for the state the one before it
+         ///< left (memory it freed, host caches it swept): what a loop of the same call sees
+};
+
 /// Times `ours` against several baselines in one process, interleaved call by call. Counters:
 /// t (ours), t_<name> and speedup_<name> = t_<name> / t for each baseline, plus the rates of ours.
 template <class Exec, class Ours>
 void compare_many(benchmark::State& state, const Exec& exec, Ours&& ours,
-                  const std::vector<contender>& baselines, const workload& work, int warmup = 2) {
+                  const std::vector<contender>& baselines, const workload& work, int warmup = 2,
+                  call_timing timing = call_timing::cold) {
+  const auto timed = [&](const auto& f) {
+    if (timing == call_timing::warm) time_call(exec, f);
+    return time_call(exec, f);
+  };
   for (int i = 0; i < warmup; ++i) time_call(exec, ours);
   for (const auto& b : baselines)
     for (int i = 0; i < b.warmup; ++i) time_call(exec, b.run);
@@ -120,12 +132,12 @@ void compare_many(benchmark::State& state, const Exec& exec, Ours&& ours,
   std::vector<std::vector<double>> t_base(baselines.size());
   int iteration = 0;
   for (auto _ : state) {
-    const double a = time_call(exec, ours);
+    const double a = timed(ours);
     state.SetIterationTime(a);
     t_ours.push_back(a);
     for (std::size_t k = 0; k < baselines.size(); ++k)
       if (!baselines[k].separate && (baselines[k].samples == 0 || iteration < baselines[k].samples))
-        t_base[k].push_back(time_call(exec, baselines[k].run));
+        t_base[k].push_back(timed(baselines[k].run));
     ++iteration;
   }
   for (std::size_t k = 0; k < baselines.size(); ++k)
