@@ -24,15 +24,10 @@ KOKKOS_INLINE_FUNCTION int upper_index(const View& ptr, int size, index_type x) 
   return lo;
 }
 
-/// Pairs a team of the output-stationary kernel stages in scratch at a time.
-inline constexpr int hm_staged_pairs = 64;
-
 /// One team per chunk of hm_chunk positions of one C diagonal. On a GPU a team has 64 threads,
-/// each summing 4 positions (64 apart, so loads stay unit-stride across the team) in registers.
-/// The diagonal's pairs are staged in team scratch, up to hm_staged_pairs at a time, by one
-/// coalesced load: the loop over pairs then reads them from shared memory, so the loads of A and
-/// B for successive pairs do not wait on the load of the pair before them. Host backends
-/// (one-thread teams) run the same code with the whole chunk in one thread.
+/// each summing 4 positions (64 apart, so loads stay unit-stride across the team) in registers:
+/// each pair is read once for 4 positions and a thread has 4 independent loads in flight. Host
+/// backends (one-thread teams) run the same code with the whole chunk in one thread.
 template <class ExecSpace, class Scalar, class Mem>
 void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
                                  Scalar alpha, const Kokkos::View<Scalar*, Mem>& a,
@@ -44,39 +39,27 @@ void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Me
   const auto chunk_diagonal = plan.chunk_diagonal;
   const auto c_starts = plan.c_starts;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
-  using staged_pairs = Kokkos::View<hm_pair*, typename ExecSpace::scratch_memory_space,
-                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   constexpr int team =
       Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 64;
   constexpr int per_thread = hm_chunk / team;
   Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_multiply_output_stationary",
-      policy(exec, plan.chunks, team)
-          .set_scratch_size(0, Kokkos::PerTeam(staged_pairs::shmem_size(hm_staged_pairs))),
+      "nearsparse::diagonal::hm_multiply_output_stationary", policy(exec, plan.chunks, team),
       KOKKOS_LAMBDA(const typename policy::member_type& m) {
         const index_type chunk = m.league_rank();
         const int ci = chunk_diagonal(chunk);
         const index_type c0 = c_starts(ci);
         const index_type len = c_starts(ci + 1) - c0;
         const index_type first = (chunk - chunk_ptr(ci)) * hm_chunk + m.team_rank();
-        staged_pairs staged(m.team_scratch(0), hm_staged_pairs);
         Scalar acc[per_thread];
         for (int j = 0; j < per_thread; ++j) acc[j] = 0;
         const index_type end = pair_ptr(ci + 1);
-        for (index_type p0 = pair_ptr(ci); p0 < end; p0 += hm_staged_pairs) {
-          const int count = end - p0 < hm_staged_pairs ? int(end - p0) : hm_staged_pairs;
-          m.team_barrier();  // the previous batch is read
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, count),
-                               [&](const int i) { staged(i) = pairs(p0 + i); });
-          m.team_barrier();
-          for (int i = 0; i < count; ++i) {
-            const hm_pair pr = staged(i);
-            const Scalar* pa = a.data() + pr.a_base;
-            const Scalar* pb = b.data() + pr.b_base;
-            for (int j = 0; j < per_thread; ++j) {
-              const index_type q = first + j * team;
-              if (q >= pr.qlo && q < pr.qhi) acc[j] += pa[q] * pb[q];  // qhi <= len
-            }
+        for (index_type p = pair_ptr(ci); p < end; ++p) {
+          const hm_pair pr = pairs(p);
+          const Scalar* pa = a.data() + pr.a_base;
+          const Scalar* pb = b.data() + pr.b_base;
+          for (int j = 0; j < per_thread; ++j) {
+            const index_type q = first + j * team;
+            if (q >= pr.qlo && q < pr.qhi) acc[j] += pa[q] * pb[q];  // qhi <= len
           }
         }
         for (int j = 0; j < per_thread; ++j) {
