@@ -134,8 +134,8 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
     const auto ca = nd::cdm_from_hm(exec, a), cb = nd::cdm_from_hm(exec, b);
     const nd::cdm_product_plan<double, Kokkos::CudaSpace> cplan(exec, ca, cb);
     auto cc = cplan.make_c(exec);
-    others.push_back({"cdm_plan_reused", [=] { nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc); },
-                      0, 1, false});
+    others.push_back(
+        {"cdm_plan_reused", [=] { nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc); }, 0, 1, false});
     others.push_back({"cdm", [=] { const auto r = nd::multiply(exec, ca, cb); }, 0, 1, false});
   }
   // Where a whole call's time goes beyond the kernel: the symbolic phase, C's allocation.

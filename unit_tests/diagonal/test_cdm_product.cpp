@@ -141,7 +141,8 @@ TEMPLATE_LIST_TEST_CASE("the lookup kernel of CDM plans matches the host's looku
       INFO("n " << n << ", " << count << " compact diagonals");
       std::vector<int> indices(static_cast<std::size_t>(n));
       std::iota(indices.begin(), indices.end(), 0);
-      std::shuffle(indices.begin(), indices.end(), std::mt19937_64(seed + std::uint64_t(n + count)));
+      std::shuffle(indices.begin(), indices.end(),
+                   std::mt19937_64(seed + std::uint64_t(n + count)));
       indices.resize(std::size_t(count));
       const nd::cdm_matrix<double, mem> c(exec, n, indices);
       Kokkos::View<int*, mem> lookup("lookup", std::size_t(n));

@@ -190,8 +190,8 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the hos
           auto pairs = plan.device();
           const auto n_pairs = pairs.pairs.extent(0);
           Kokkos::View<nd::detail::index_type*, mem> fresh("pairs", 4 * n_pairs);
-          pairs.pairs = decltype(pairs.pairs)(
-              reinterpret_cast<nd::detail::hm_pair*>(fresh.data()), n_pairs);
+          pairs.pairs =
+              decltype(pairs.pairs)(reinterpret_cast<nd::detail::hm_pair*>(fresh.data()), n_pairs);
           Kokkos::View<int*, mem> offsets("offsets", plan.c_offsets().size());
           Kokkos::View<int*, mem> chunk_diagonal("chunk_diagonal", pairs.chunk_diagonal.extent(0));
           Kokkos::View<int*, mem> c_index("c_index", pairs.c_index.extent(0));

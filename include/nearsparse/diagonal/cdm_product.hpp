@@ -50,7 +50,8 @@ class cdm_product_plan {
       if (used[std::size_t(k)]) c_indices_.push_back(k);
     multiply_adds_ = double(a_indices_.size()) * double(b_indices_.size()) * n_;
     c_lookup_.assign(std::size_t(n_), -1);
-    for (std::size_t t = 0; t < c_indices_.size(); ++t) c_lookup_[std::size_t(c_indices_[t])] = int(t);
+    for (std::size_t t = 0; t < c_indices_.size(); ++t)
+      c_lookup_[std::size_t(c_indices_[t])] = int(t);
     upload(exec, a_logical);
   }
 

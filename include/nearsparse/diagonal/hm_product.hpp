@@ -81,8 +81,7 @@ class hm_product_plan {
   /// and starts are the plan's device arrays (shared, never written), so it costs one allocation.
   template <class ExecSpace>
   matrix make_c_uninitialized(const ExecSpace&) const {
-    return matrix(rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_,
-                  c_starts_,
+    return matrix(rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_, c_starts_,
                   nearsparse::detail::cached_view<typename matrix::values_view>(
                       "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
   }
@@ -198,7 +197,7 @@ class hm_product_plan {
   std::vector<int> a_offsets_, b_offsets_;
   detail::hm_symbolic_product symbolic_;
   detail::hm_device_pairs<MemorySpace> device_;
-  Kokkos::View<int*, MemorySpace> c_offsets_;                 // C's, shared with every C made
+  Kokkos::View<int*, MemorySpace> c_offsets_;                // C's, shared with every C made
   Kokkos::View<detail::index_type*, MemorySpace> c_starts_;  // a part of device_.storage
 };
 
