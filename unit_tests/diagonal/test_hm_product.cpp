@@ -194,7 +194,9 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the hos
               decltype(pairs.pairs)(reinterpret_cast<nd::detail::hm_pair*>(fresh.data()), n_pairs);
           Kokkos::View<int*, mem> offsets("offsets", plan.c_offsets().size());
           Kokkos::View<int*, mem> chunk_diagonal("chunk_diagonal", pairs.chunk_diagonal.extent(0));
+          Kokkos::View<int*, mem> c_index("c_index", pairs.c_index.extent(0));
           pairs.chunk_diagonal = chunk_diagonal;
+          pairs.c_index = c_index;
           nd::detail::hm_fill_pairs_device(exec, pairs, offsets, a.offsets(), a.starts(),
                                            b.offsets(), b.starts());
           exec.fence();
@@ -211,6 +213,7 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the hos
           }
           for (std::size_t t = 0; t < plan.c_offsets().size(); ++t) {
             REQUIRE(offsets(t) == plan.c_offsets()[t]);
+            REQUIRE(c_index(plan.c_offsets()[t] - pairs.c_lo) == int(t));
           }
           REQUIRE(chunk_diagonal.extent(0) == std::size_t(pairs.chunks));
           for (std::size_t t = 0; t < chunk_diagonal.extent(0); ++t)

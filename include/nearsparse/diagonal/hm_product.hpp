@@ -107,8 +107,8 @@ class hm_product_plan {
                                      rows, " x ", cols, ", ", offsets.size(), " diagonals)"));
   }
 
-  // The device arrays live in one buffer: the pairs, what the host's symbolic pass found and
-  // each chunk's diagonal. For host memory everything is written in place.
+  // The device arrays live in one buffer: the pairs, what the host's symbolic pass found, C's
+  // index by offset and each chunk's diagonal. For host memory everything is written in place.
   // On a device, a small plan is built on the host and copied in one transfer (a kernel launch
   // costs more than the copy there); a large one uploads only the symbolic pass's arrays and a
   // kernel writes the pairs and the rest where they are used.
@@ -123,7 +123,8 @@ class hm_product_plan {
       return (count * size + sizeof(index_type) - 1) / sizeof(index_type);
     };
     const std::size_t symbolic_words = 3 * (nc + 1) + words_of(nc, sizeof(int));
-    const std::size_t words = 4 * pairs + symbolic_words + words_of(chunks, sizeof(int));
+    const std::size_t words = 4 * pairs + symbolic_words + words_of(s.c_index.size(), sizeof(int)) +
+                              words_of(chunks, sizeof(int));
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     const bool on_host = host || words <= detail::hm_small_plan_words;
     auto& d = device_;
@@ -132,6 +133,7 @@ class hm_product_plan {
     d.rows = s.rows;
     d.inner = s.inner;
     d.cols = s.cols;
+    d.c_lo = s.c_lo;
     d.a_transposed = op_a_ == op::transpose;
     d.b_transposed = op_b_ == op::transpose;
     d.chunks = s.chunk_ptr.back();
@@ -169,8 +171,10 @@ class hm_product_plan {
     put(s.c_starts, d.c_starts);
     c_starts_ = Kokkos::subview(d.storage, std::make_pair(at - (nc + 1), at));
     put(s.c_offsets, d.c_offsets);
+    auto* host_index = carve(d.c_index, s.c_index.size());
     auto* host_chunk_diagonal = carve(d.chunk_diagonal, chunks);
     if (on_host) {
+      std::copy(s.c_index.begin(), s.c_index.end(), host_index);
       for (std::size_t t = 0; t < nc; ++t)
         std::fill(host_chunk_diagonal + s.chunk_ptr[t], host_chunk_diagonal + s.chunk_ptr[t + 1],
                   int(t));

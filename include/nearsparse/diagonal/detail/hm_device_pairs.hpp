@@ -24,16 +24,18 @@ struct hm_device_pairs {
   array<index_type> chunk_ptr;
   array<index_type> c_starts;
   array<int> c_offsets;       // C's offsets, as uploaded
+  array<int> c_index;         // C offset - c_lo -> C diagonal; set only at C's offsets
   array<int> chunk_diagonal;  // the C diagonal of each chunk of the output-stationary kernel
   index_type chunks = 0;
   int rows = 0, inner = 0, cols = 0;  // of op(A) op(B): M, K, N
+  int c_lo = 0;                       // the lowest offset C can have
   bool a_transposed = false, b_transposed = false;
 };
 
 /// Plans of at most this many 8-byte words are built on the host and copied in one transfer.
 /// On an H100 a small pageable copy took 2.9 us of host time and a kernel launch 5.4 us, and the
 /// host writes a few hundred pairs in less than the difference.
-inline constexpr std::size_t hm_small_plan_words = 4096;
+inline constexpr std::size_t hm_small_plan_words = 2048;
 
 static_assert(sizeof(hm_pair) == 4 * sizeof(index_type), "hm_pair packs into four words");
 
@@ -47,18 +49,24 @@ KOKKOS_INLINE_FUNCTION int logical_diagonal(const Offsets& offsets, const Starts
   return transposed ? -offsets(t) : offsets(t);
 }
 
-/// Position of `value` among the n ascending logical offsets of op(X), or -1; `start` is that
-/// diagonal's start.
+/// Position of `value` among the n ascending logical offsets of op(X), or -1.
 template <class Offsets, class Starts>
 KOKKOS_INLINE_FUNCTION int find_logical(const Offsets& offsets, const Starts& starts,
                                         bool transposed, int n, int value, index_type& start) {
-  const int i = find_ascending(
-      n, value, [&](const int t) { return transposed ? -offsets(n - 1 - t) : offsets(t); });
-  if (i >= 0) logical_diagonal(offsets, starts, transposed, n, i, start);
-  return i;
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    const int v = logical_diagonal(offsets, starts, transposed, n, mid, start);
+    if (v == value) return mid;
+    if (v < value)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
 }
 
-/// Writes the pairs of every C diagonal, C's offsets into `c_offsets_out`, and
+/// Writes the pairs of every C diagonal, C's offsets into `c_offsets_out`, plan.c_index and
 /// plan.chunk_diagonal. One team per C diagonal: its threads take A's diagonals in turn, look up
 /// the one partner in B that completes the offset (a binary search), and a team scan places the
 /// pairs in the order of A's diagonals. Threads search independently, so the lookups overlap
@@ -74,9 +82,10 @@ void hm_fill_pairs_device(const ExecSpace& exec, const hm_device_pairs<Mem>& pla
   const auto pair_ptr = plan.pair_ptr;
   const auto c_starts = plan.c_starts;
   const auto c_offsets = plan.c_offsets;
+  const auto c_index = plan.c_index;
   const auto chunk_ptr = plan.chunk_ptr;
   const auto chunk_diagonal = plan.chunk_diagonal;
-  const int m = plan.rows, k = plan.inner, n = plan.cols;
+  const int m = plan.rows, k = plan.inner, n = plan.cols, c_lo = plan.c_lo;
   const bool at = plan.a_transposed, bt = plan.b_transposed;
   const int na = int(a_offsets.extent(0)), nb = int(b_offsets.extent(0));
   using policy = Kokkos::TeamPolicy<ExecSpace>;
@@ -86,7 +95,10 @@ void hm_fill_pairs_device(const ExecSpace& exec, const hm_device_pairs<Mem>& pla
       KOKKOS_LAMBDA(const typename policy::member_type& t) {
         const int ci = t.league_rank();
         const int c = c_offsets(ci);
-        Kokkos::single(Kokkos::PerTeam(t), [&] { c_offsets_out(ci) = c; });
+        Kokkos::single(Kokkos::PerTeam(t), [&] {
+          c_offsets_out(ci) = c;
+          c_index(c - c_lo) = ci;
+        });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, chunk_ptr(ci), chunk_ptr(ci + 1)),
                              [&](const index_type u) { chunk_diagonal(u) = ci; });
         const index_type first = pair_ptr(ci), c_start = c_starts(ci);

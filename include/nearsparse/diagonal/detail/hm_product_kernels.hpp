@@ -111,7 +111,7 @@ void hm_output_stationary_host(const ExecSpace& exec, const hm_device_pairs<Mem>
 
 /// The published kernel: one thread per stored element of A, which finds its diagonal by binary
 /// search over A's starts and adds its product with every meeting diagonal of B into C
-/// atomically (C's diagonal found by binary search over C's offsets). C is scaled by beta first.
+/// atomically. C is scaled by beta first.
 template <class ExecSpace, class Scalar, class Mem>
 void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
                const Kokkos::View<int*, Mem>& a_offsets,
@@ -123,10 +123,9 @@ void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
       "nearsparse::diagonal::hm_multiply_scale_c",
       Kokkos::RangePolicy<ExecSpace>(exec, 0, c.extent(0)),
       KOKKOS_LAMBDA(const index_type e) { c(e) = beta == Scalar(0) ? Scalar(0) : beta * c(e); });
-  const auto c_offsets = plan.c_offsets;
+  const auto c_index = plan.c_index;
   const auto c_starts = plan.c_starts;
-  const int c_diagonals = int(c_offsets.extent(0));
-  const int m = plan.rows, k = plan.inner, n = plan.cols;
+  const int m = plan.rows, k = plan.inner, n = plan.cols, c_lo = plan.c_lo;
   const bool at = plan.a_transposed, bt = plan.b_transposed;
   const int a_diagonals = int(a_offsets.extent(0)), b_diagonals = int(b_offsets.extent(0));
   Kokkos::parallel_for(
@@ -140,10 +139,8 @@ void hm_atomic(const ExecSpace& exec, const hm_device_pairs<Mem>& plan,
           const int db = bt ? -b_offsets(tb) : b_offsets(tb);
           if (!hm_make_pair(m, k, n, da, a_starts(ta), db, b_starts(tb), pr)) continue;
           const index_type q = e - pr.a_base;
-          if (q < pr.qlo || q >= pr.qhi) continue;
-          const int ci =
-              find_ascending(c_diagonals, da + db, [&](const int t) { return c_offsets(t); });
-          Kokkos::atomic_add(&c(c_starts(ci) + q), av * b(pr.b_base + q));
+          if (q >= pr.qlo && q < pr.qhi)
+            Kokkos::atomic_add(&c(c_starts(c_index(da + db - c_lo)) + q), av * b(pr.b_base + q));
         }
       });
 }
