@@ -20,7 +20,7 @@ int logical_offset(const hm_operand_structure& s, std::size_t t) {
   return s.operation == op::none ? (*s.offsets)[t] : -(*s.offsets)[t];
 }
 
-/// Calls f(ta, c, pair, length) for every pair of stored diagonals that meets inside C, with A's
+/// Calls f(c, pair, length) for every pair of stored diagonals that meets inside C, with A's
 /// diagonals in ascending logical offset (the device pass's order); pair.c_start is left 0.
 template <class F>
 void for_each_pair(const hm_symbolic_product& s, F&& f) {
@@ -31,10 +31,10 @@ void for_each_pair(const hm_symbolic_product& s, F&& f) {
     const int da = logical_offset(s.a, ta);
     const index_type a_start = (*s.a.starts)[ta];
     for (std::size_t tb = 0; tb < nb; ++tb) {
+      const int db = logical_offset(s.b, tb);
       hm_pair p;
-      if (!hm_make_pair(m, k, n, da, a_start, logical_offset(s.b, tb), (*s.b.starts)[tb], p))
-        continue;
-      f(da + logical_offset(s.b, tb), p, index_type(p.qhi - p.qlo));
+      if (hm_make_pair(m, k, n, da, a_start, db, (*s.b.starts)[tb], p))
+        f(da + db, p, index_type(p.qhi - p.qlo));
     }
   }
 }
@@ -59,6 +59,7 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   // The offsets C can have: sums of the extreme offsets, clipped to C. Counting over this range
   // instead of all m + n - 1 offsets keeps a narrow band's symbolic phase independent of n.
   const std::size_t na = a.offsets->size(), nb = b.offsets->size();
+  int c_hi = -1;  // with c_lo = 0: no offset
   if (na > 0 && nb > 0) {
     const auto extremes = [](const hm_operand_structure& x, std::size_t count) {
       const int lo = logical_offset(x, 0), hi = logical_offset(x, count - 1);
@@ -67,11 +68,11 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     const auto [a_lo, a_hi] = extremes(a, na);
     const auto [b_lo, b_hi] = extremes(b, nb);
     out.c_lo = std::max(a_lo + b_lo, 1 - m);
-    out.c_hi = std::min(a_hi + b_hi, n - 1);
+    c_hi = std::min(a_hi + b_hi, n - 1);
   }
 
   // Pass 1: how many pairs meet on each C diagonal.
-  std::vector<index_type> per_c(std::size_t(std::max(out.c_hi - out.c_lo + 1, 0)), 0);
+  std::vector<index_type> per_c(std::size_t(std::max(c_hi - out.c_lo + 1, 0)), 0);
   for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
     ++per_c[std::size_t(c - out.c_lo)];
     out.multiply_adds += double(len);

@@ -101,16 +101,18 @@ class cdm_product_plan {
     a_logical_ = Kokkos::subview(storage, std::make_pair(std::size_t(0), na));
     c_indices_device_ = Kokkos::subview(storage, std::make_pair(na, na + nc));
     c_lookup_device_ = Kokkos::subview(storage, std::make_pair(na + nc, na + nc + n));
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
-      std::copy(a_logical.begin(), a_logical.end(), storage.data());
-      std::copy(c_indices_.begin(), c_indices_.end(), storage.data() + na);
-      std::copy(c_lookup_.begin(), c_lookup_.end(), storage.data() + na + nc);
-    } else {
-      Kokkos::View<int*, Kokkos::HostSpace> staged(
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    Kokkos::View<int*, Kokkos::HostSpace> staged;
+    if constexpr (!host)
+      staged = Kokkos::View<int*, Kokkos::HostSpace>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::cdm_plan")),
           na + nc);
-      std::copy(a_logical.begin(), a_logical.end(), staged.data());
-      std::copy(c_indices_.begin(), c_indices_.end(), staged.data() + na);
+    int* const written = host ? storage.data() : staged.data();
+    std::copy(a_logical.begin(), a_logical.end(), written);
+    std::copy(c_indices_.begin(), c_indices_.end(), written + na);
+    if constexpr (host) {
+      std::copy(c_lookup_.begin(), c_lookup_.end(), storage.data() + na + nc);
+    } else {
       // A pageable copy: `staged` is read before the call returns.
       Kokkos::deep_copy(exec, Kokkos::subview(storage, std::make_pair(std::size_t(0), na + nc)),
                         staged);

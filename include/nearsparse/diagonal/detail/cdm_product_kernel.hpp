@@ -24,20 +24,7 @@ void cdm_fill_lookup(const ExecSpace& exec, const Kokkos::View<int*, Mem>& indic
   Kokkos::parallel_for(
       "nearsparse::diagonal::cdm_lookup", Kokkos::RangePolicy<ExecSpace>(exec, 0, lookup.extent(0)),
       KOKKOS_LAMBDA(const int k) {
-        int lo = 0, hi = count - 1, found = -1;
-        while (lo <= hi) {
-          const int mid = (lo + hi) / 2;
-          const int v = indices(mid);
-          if (v == k) {
-            found = mid;
-            break;
-          }
-          if (v < k)
-            lo = mid + 1;
-          else
-            hi = mid - 1;
-        }
-        lookup(k) = found;
+        lookup(k) = find_ascending(count, k, [&](const int t) { return indices(t); });
       });
 }
 

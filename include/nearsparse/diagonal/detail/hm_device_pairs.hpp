@@ -49,21 +49,15 @@ KOKKOS_INLINE_FUNCTION int logical_diagonal(const Offsets& offsets, const Starts
   return transposed ? -offsets(t) : offsets(t);
 }
 
-/// Position of `value` among the n ascending logical offsets of op(X), or -1.
+/// Position of `value` among the n ascending logical offsets of op(X), or -1; when found,
+/// `start` is that diagonal's start.
 template <class Offsets, class Starts>
 KOKKOS_INLINE_FUNCTION int find_logical(const Offsets& offsets, const Starts& starts,
                                         bool transposed, int n, int value, index_type& start) {
-  int lo = 0, hi = n - 1;
-  while (lo <= hi) {
-    const int mid = (lo + hi) / 2;
-    const int v = logical_diagonal(offsets, starts, transposed, n, mid, start);
-    if (v == value) return mid;
-    if (v < value)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return -1;
+  const int i = find_ascending(
+      n, value, [&](const int t) { return transposed ? -offsets(n - 1 - t) : offsets(t); });
+  if (i >= 0) logical_diagonal(offsets, starts, transposed, n, i, start);
+  return i;
 }
 
 /// Writes the pairs of every C diagonal, C's offsets into `c_offsets_out`, plan.c_index and

@@ -66,8 +66,8 @@ struct hm_symbolic_product {
   std::vector<index_type> chunk_ptr;  // chunks of `chunk` positions per C diagonal
   double multiply_adds = 0;           // sum of qhi - qlo
   hm_operand_structure a{}, b{};      // what it was made from (for the second pass)
-  int c_lo = 0, c_hi = -1;            // the offsets C can have (an empty range: none)
-  std::vector<int> c_index;           // C offset - c_lo -> C diagonal, or -1
+  int c_lo = 0;                       // the lowest offset C can have
+  std::vector<int> c_index;  // C offset - c_lo -> C diagonal, or -1; one per offset C can have
 };
 
 /// Positions of C one team or one host task handles in the output-stationary kernel.
@@ -81,7 +81,7 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
 
 /// Second pass, on the host: writes the pairs, grouped by C diagonal and in ascending logical
 /// offset of op(A) within each, to `pairs` (pair_ptr.back() of them), straight into the caller's
-/// buffer. Device memory gets them from hm_fill_pairs_device (detail/hm_pairs_device.hpp) instead,
+/// buffer. Device memory gets them from hm_fill_pairs_device (detail/hm_device_pairs.hpp) instead,
 /// in the same order.
 void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs);
 

@@ -49,4 +49,20 @@ KOKKOS_INLINE_FUNCTION int wrap(int a, int n) {
   return a >= n ? a - n : (a < 0 ? a + n : a);
 }
 
+/// Position of `value` among the n ascending values get(0), ..., get(n - 1), or -1.
+template <class Get>
+KOKKOS_INLINE_FUNCTION int find_ascending(int n, int value, const Get& get) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    const int v = get(mid);
+    if (v == value) return mid;
+    if (v < value)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
 }  // namespace nearsparse::diagonal::detail
