@@ -11,8 +11,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace nd = nearsparse::diagonal;
 namespace ref = nearsparse::test::diagonal;
@@ -221,4 +224,72 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the hos
         }
     }
   }
+}
+
+TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  // On a GPU the one-call product of a small C runs the fused CUDA kernel (C's structure in the
+  // kernel's parameters, pairs found per block, C's device offsets and starts written by the
+  // kernel); larger ones and every reused plan run the portable kernel. Both sum the pairs in the
+  // same order. Shapes: several 256-position chunks per diagonal, each capacity of the fused
+  // kernel (up to 64, 512 and 2048 diagonals of C), and operands past its limits.
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const std::vector<hm_case> shapes = {
+      {"band 700, half-bands 2 and 1", 700, 700, 700, nd::banded_offsets(700, 700, 2, 2),
+       nd::banded_offsets(700, 700, 1, 1)},
+      {"random 650 x 700 x 610, 23 x 14 diagonals", 650, 700, 610,
+       nd::random_offsets(650, 700, 23, seed), nd::random_offsets(700, 610, 14, seed + 1)},
+      {"1100, 3 x 801 diagonals (about 1800 of C)",
+       1100,
+       1100,
+       1100,
+       {-500, 0, 500},
+       nd::banded_offsets(1100, 1100, 400, 400)},
+      {"1200, B of 1101 diagonals",
+       1200,
+       1200,
+       1200,
+       {0, 3},
+       nd::banded_offsets(1200, 1200, 550, 550)},
+      {"1300, 60 x 50 diagonals (C past 2048)", 1300, 1300, 1300,
+       nd::random_offsets(1300, 1300, 60, seed + 2), nd::random_offsets(1300, 1300, 50, seed + 3)},
+  };
+  for (const auto& c : shapes)
+    for (const auto op_a : {nd::op::none, nd::op::transpose})
+      for (const auto op_b : {nd::op::none, nd::op::transpose}) {
+        INFO(c.name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b));
+        const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+        const auto a = nd::random_hm<double>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
+                                             ta ? negated(c.a_offsets) : c.a_offsets, seed + 4);
+        const auto b = nd::random_hm<double>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
+                                             tb ? negated(c.b_offsets) : c.b_offsets, seed + 5);
+        const nd::hm_product_plan<double, mem> plan(exec, a, b, op_a, op_b);
+        auto want = plan.make_c(exec);
+        nd::multiply(exec, plan, 1.0, a, b, 0.0, want);
+        const auto got = nd::multiply(exec, a, b, op_a, op_b);
+        REQUIRE(got.host_offsets() == plan.c_offsets());
+        REQUIRE(got.host_starts() == want.host_starts());
+        const auto offsets =
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.offsets());
+        const auto starts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.starts());
+        REQUIRE(offsets.extent(0) == got.host_offsets().size());
+        REQUIRE(starts.extent(0) == got.host_starts().size());
+        for (std::size_t t = 0; t < offsets.extent(0); ++t)
+          REQUIRE(offsets(t) == got.host_offsets()[t]);
+        for (std::size_t t = 0; t < starts.extent(0); ++t)
+          REQUIRE(starts(t) == got.host_starts()[t]);
+        const auto gv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.values());
+        const auto wv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), want.values());
+        REQUIRE(gv.extent(0) == wv.extent(0));
+        double scale = 0, worst = 0;
+        for (std::size_t e = 0; e < wv.extent(0); ++e) {
+          scale = std::max(scale, std::abs(wv(e)));
+          worst = std::max(worst, std::abs(gv(e) - wv(e)));
+        }
+        // The same sums in the same order; only contraction into FMAs may differ.
+        CHECK(worst <= 1e-14 * std::max(scale, 1.0));
+      }
 }

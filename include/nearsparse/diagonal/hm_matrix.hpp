@@ -24,10 +24,8 @@
 
 namespace nearsparse::diagonal {
 
-template <class Scalar, class MemorySpace>
-class hm_product_plan;
-
 namespace detail {
+struct hm_product_access;
 /// Sorts `offsets` and checks them for a rows x cols matrix: each in (-rows, cols), none twice.
 /// Throws nearsparse::invalid_argument naming `function` and `argument` otherwise.
 std::vector<int> checked_offsets(const char* function, const char* argument, int rows, int cols,
@@ -108,11 +106,10 @@ class hm_matrix {
   }
 
  private:
-  template <class, class>
-  friend class hm_product_plan;
+  friend struct detail::hm_product_access;
 
-  // A product's C: structure from a plan, which owns the device offsets and starts (shared and
-  // never written) and checked them when it found them.
+  // A product's C: its structure from the symbolic phase, which checked it; the device offsets
+  // and starts are a plan's (shared, never written) or written by the product's kernel.
   hm_matrix(int rows, int cols, std::vector<int> host_offsets, std::vector<index_type> host_starts,
             offsets_view offsets, starts_view starts, values_view values)
       : rows_(rows),

@@ -8,6 +8,7 @@
 
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal/detail/cuda_hm_whole.hpp>
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
@@ -25,8 +26,92 @@
 
 namespace nearsparse::diagonal {
 
+template <class Scalar, class MemorySpace>
+class hm_product_plan;
+
 namespace detail {
 void require_finite_scalar(const char* function, const char* name, double value);
+
+template <class Scalar, class Mem>
+hm_symbolic_product hm_symbolic_of(const char* function, const hm_matrix<Scalar, Mem>& a,
+                                   const hm_matrix<Scalar, Mem>& b, op op_a, op op_b) {
+  return hm_symbolic(function, {a.rows(), a.cols(), &a.host_offsets(), &a.host_starts(), op_a},
+                     {b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b});
+}
+
+/// The private constructors of hm_matrix and hm_product_plan, for the product's code.
+struct hm_product_access {
+  template <class Scalar, class Mem>
+  static hm_matrix<Scalar, Mem> make_matrix(int rows, int cols, std::vector<int> host_offsets,
+                                            std::vector<index_type> host_starts,
+                                            typename hm_matrix<Scalar, Mem>::offsets_view offsets,
+                                            typename hm_matrix<Scalar, Mem>::starts_view starts,
+                                            typename hm_matrix<Scalar, Mem>::values_view values) {
+    return hm_matrix<Scalar, Mem>(rows, cols, std::move(host_offsets), std::move(host_starts),
+                                  std::move(offsets), std::move(starts), std::move(values));
+  }
+
+  template <class ExecSpace, class Scalar, class Mem>
+  static hm_product_plan<Scalar, Mem> make_plan(const ExecSpace& exec,
+                                                const hm_matrix<Scalar, Mem>& a,
+                                                const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                                hm_symbolic_product symbolic) {
+    return hm_product_plan<Scalar, Mem>(exec, a, b, op_a, op_b, std::move(symbolic));
+  }
+};
+
+#ifdef KOKKOS_ENABLE_CUDA
+/// Whether the fused CUDA kernel (detail/cuda_hm_whole.hpp) takes this product.
+inline bool cuda_hm_whole_takes(const hm_symbolic_product& s, int a_diagonals, int b_diagonals) {
+  const std::size_t nc = s.c_offsets.size();
+  return nc >= 1 && nc <= std::size_t(cuda_hm_whole_max_diagonals) &&
+         a_diagonals <= cuda_hm_whole_max_operand_diagonals &&
+         b_diagonals <= cuda_hm_whole_max_operand_diagonals;
+}
+
+/// The whole product through the fused CUDA kernel: C's three arrays from the allocation cache
+/// and one launch.
+template <class Scalar, class Mem>
+hm_matrix<Scalar, Mem> cuda_hm_multiply_whole(const Kokkos::Cuda& exec,
+                                              const hm_matrix<Scalar, Mem>& a,
+                                              const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                              hm_symbolic_product s) {
+  using matrix = hm_matrix<Scalar, Mem>;
+  const std::size_t nc = s.c_offsets.size();
+  auto offsets = nearsparse::detail::cached_view<typename matrix::offsets_view>(
+      "nearsparse::hm_product.C.offsets", nc);
+  auto starts = nearsparse::detail::cached_view<typename matrix::starts_view>(
+      "nearsparse::hm_product.C.starts", nc + 1);
+  auto values = nearsparse::detail::cached_view<typename matrix::values_view>(
+      "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back()));
+  cuda_hm_whole_args<Scalar> args;
+  args.m = s.rows;
+  args.k = s.inner;
+  args.n = s.cols;
+  args.a_transposed = op_a == op::transpose;
+  args.b_transposed = op_b == op::transpose;
+  args.a_diagonals = a.diagonal_count();
+  args.b_diagonals = b.diagonal_count();
+  args.a_offsets = a.offsets().data();
+  args.a_starts = a.starts().data();
+  args.a = a.values().data();
+  args.b_offsets = b.offsets().data();
+  args.b_starts = b.starts().data();
+  args.b = b.values().data();
+  args.c_diagonals = int(nc);
+  args.host_c_offsets = s.c_offsets.data();
+  args.host_c_starts = s.c_starts.data();
+  for (std::size_t t = 0; t < nc; ++t)
+    args.longest = std::max(args.longest, s.c_starts[t + 1] - s.c_starts[t]);
+  args.c_offsets = offsets.data();
+  args.c_starts = starts.data();
+  args.c = values.data();
+  cuda_hm_whole(exec, args);
+  return hm_product_access::make_matrix<Scalar, Mem>(s.rows, s.cols, std::move(s.c_offsets),
+                                                     std::move(s.c_starts), std::move(offsets),
+                                                     std::move(starts), std::move(values));
+}
+#endif
 }  // namespace detail
 
 /// The symbolic HM product of op(A) op(B): C's structure and the pairs of diagonals meeting on
@@ -39,21 +124,8 @@ class hm_product_plan {
   template <class ExecSpace>
   hm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a = op::none,
                   op op_b = op::none)
-      : op_a_(op_a),
-        op_b_(op_b),
-        a_rows_(a.rows()),
-        a_cols_(a.cols()),
-        b_rows_(b.rows()),
-        b_cols_(b.cols()),
-        a_offsets_(a.host_offsets()),
-        b_offsets_(b.host_offsets()) {
-    static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                  "hm_product_plan: the execution space cannot reach the matrices' memory");
-    symbolic_ = detail::hm_symbolic(
-        "hm_product_plan", {a.rows(), a.cols(), &a.host_offsets(), &a.host_starts(), op_a},
-        {b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b});
-    build_device(exec, a, b);
-  }
+      : hm_product_plan(exec, a, b, op_a, op_b,
+                        detail::hm_symbolic_of("hm_product_plan", a, b, op_a, op_b)) {}
 
   int rows() const { return symbolic_.rows; }
   int cols() const { return symbolic_.cols; }
@@ -81,13 +153,36 @@ class hm_product_plan {
   /// and starts are the plan's device arrays (shared, never written), so it costs one allocation.
   template <class ExecSpace>
   matrix make_c_uninitialized(const ExecSpace&) const {
-    return matrix(rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_, c_starts_,
-                  nearsparse::detail::cached_view<typename matrix::values_view>(
-                      "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
+    return detail::hm_product_access::make_matrix<Scalar, MemorySpace>(
+        rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_, c_starts_,
+        nearsparse::detail::cached_view<typename matrix::values_view>(
+            "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
   }
 
   const detail::hm_device_pairs<MemorySpace>& device() const { return device_; }
 
+ private:
+  friend struct detail::hm_product_access;
+
+  // From a symbolic phase already done (the one-call multiply does it first).
+  template <class ExecSpace>
+  hm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a, op op_b,
+                  detail::hm_symbolic_product symbolic)
+      : op_a_(op_a),
+        op_b_(op_b),
+        a_rows_(a.rows()),
+        a_cols_(a.cols()),
+        b_rows_(b.rows()),
+        b_cols_(b.cols()),
+        a_offsets_(a.host_offsets()),
+        b_offsets_(b.host_offsets()),
+        symbolic_(std::move(symbolic)) {
+    static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+                  "hm_product_plan: the execution space cannot reach the matrices' memory");
+    build_device(exec, a, b);
+  }
+
+ public:
   /// Throws nearsparse::invalid_argument unless A, B and C have the structure this plan is for.
   void check(const char* function, const matrix& a, const matrix& b, const matrix& c) const {
     check_one(function, "A", a, a_rows_, a_cols_, a_offsets_);
@@ -123,7 +218,8 @@ class hm_product_plan {
       return (count * size + sizeof(index_type) - 1) / sizeof(index_type);
     };
     const std::size_t symbolic_words = 3 * (nc + 1) + words_of(nc, sizeof(int));
-    const std::size_t words = 4 * pairs + symbolic_words + words_of(s.c_index.size(), sizeof(int)) +
+    const std::size_t words = 4 * pairs + symbolic_words +
+                              words_of(std::size_t(s.c_range), sizeof(int)) +
                               words_of(chunks, sizeof(int));
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     const bool on_host = host || words <= detail::hm_small_plan_words;
@@ -171,10 +267,10 @@ class hm_product_plan {
     put(s.c_starts, d.c_starts);
     c_starts_ = Kokkos::subview(d.storage, std::make_pair(at - (nc + 1), at));
     put(s.c_offsets, d.c_offsets);
-    auto* host_index = carve(d.c_index, s.c_index.size());
+    auto* host_index = carve(d.c_index, std::size_t(s.c_range));
     auto* host_chunk_diagonal = carve(d.chunk_diagonal, chunks);
     if (on_host) {
-      std::copy(s.c_index.begin(), s.c_index.end(), host_index);
+      detail::hm_c_index(s, host_index);
       for (std::size_t t = 0; t < nc; ++t)
         std::fill(host_chunk_diagonal + s.chunk_ptr[t], host_chunk_diagonal + s.chunk_ptr[t + 1],
                   int(t));
@@ -232,7 +328,18 @@ hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, M
                                 const hm_matrix<Scalar, Mem>& b, op op_a = op::none,
                                 op op_b = op::none,
                                 hm_algorithm algorithm = hm_algorithm::output_stationary) {
-  const hm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "multiply: the first argument must be an execution space instance");
+  auto symbolic = detail::hm_symbolic_of("multiply", a, b, op_a, op_b);
+#ifdef KOKKOS_ENABLE_CUDA
+  // A small product on a GPU: one launch, no plan on the device.
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
+    if (algorithm == hm_algorithm::output_stationary &&
+        detail::cuda_hm_whole_takes(symbolic, a.diagonal_count(), b.diagonal_count()))
+      return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(symbolic));
+#endif
+  const auto plan =
+      detail::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(symbolic));
   auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
   multiply(exec, plan, 1.0, a, b, 0.0, c, algorithm);
   return c;

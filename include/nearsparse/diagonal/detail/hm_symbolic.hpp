@@ -67,8 +67,12 @@ struct hm_symbolic_product {
   double multiply_adds = 0;           // sum of qhi - qlo
   hm_operand_structure a{}, b{};      // what it was made from (for the second pass)
   int c_lo = 0;                       // the lowest offset C can have
-  std::vector<int> c_index;  // C offset - c_lo -> C diagonal, or -1; one per offset C can have
+  int c_range = 0;                    // how many offsets C can have, from c_lo on
 };
+
+/// C's index by offset: offset - c_lo -> C diagonal, or -1; c_range entries. Only the plan
+/// needs it (the atomic kernel), so the symbolic phase does not make it.
+void hm_c_index(const hm_symbolic_product& s, int* index);
 
 /// Positions of C one team or one host task handles in the output-stationary kernel.
 inline constexpr int hm_chunk = 256;
