@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace nearsparse::diagonal::detail {
 
@@ -14,10 +15,10 @@ namespace {
 // As the portable output-stationary kernel: a block per chunk of 256 positions of one C
 // diagonal, 64 threads each summing 4 positions 64 apart, loads of 4 pairs issued together.
 constexpr int block_threads = 64;
-constexpr int chunk = 256;
-constexpr int per_thread = chunk / block_threads;
-constexpr int in_flight = 4;
+constexpr int chunk_positions = 256;
+constexpr int per_thread = chunk_positions / block_threads;
 constexpr unsigned full_mask = 0xffffffffu;
+static_assert(chunk_positions == hm_chunk, "the symbolic phase counts the kernel's chunks");
 
 // A pair of diagonals as the block uses it (C's start is the block's own).
 struct block_pair {
@@ -43,15 +44,17 @@ struct operands {
   Scalar* c;
 };
 
-// C's structure by value in the parameters; the kernels are compiled for a few capacities so a
-// small C does not pay for copying the largest.
+// C's structure by value in the parameters, with the first chunk of each diagonal (the grid
+// has a block per chunk, none idle); the kernels are compiled for a few capacities so a small C
+// does not pay for copying the largest.
 template <int Capacity>
 struct c_structure {
   int offsets[Capacity];
+  int chunk_ptr[Capacity + 1];
   index_type starts[Capacity + 1];
 };
 
-template <class Scalar, int Capacity>
+template <class Scalar, int Capacity, int InFlight>
 __global__ void __launch_bounds__(block_threads)
     whole_product(const operands<Scalar> o, const c_structure<Capacity> cs) {
   extern __shared__ index_type shared_words[];  // 8-byte aligned for the pairs
@@ -59,17 +62,36 @@ __global__ void __launch_bounds__(block_threads)
   int* const b_logical = reinterpret_cast<int*>(pairs + o.na);
   __shared__ int warp_counts[block_threads / 32];
 
-  const int t = blockIdx.y, tid = threadIdx.x;
+  const int tid = threadIdx.x;
+  const int chunk = int(blockIdx.x);
+  // This chunk's diagonal: the last t with chunk_ptr[t] <= chunk (the same for the whole block).
+  int t = 0;
+  for (int hi = o.nc; hi - t > 1;) {
+    const int mid = (t + hi) / 2;
+    if (cs.chunk_ptr[mid] <= chunk)
+      t = mid;
+    else
+      hi = mid;
+  }
+  // A thread's first diagonal of A, loaded before B's offsets so the two loads overlap.
+  const auto a_diagonal = [&](const int ia, int& da, index_type& a_start) {
+    const int ta = o.a_transposed ? o.na - 1 - ia : ia;
+    da = o.a_transposed ? -__ldg(o.a_offsets + ta) : __ldg(o.a_offsets + ta);
+    a_start = __ldg(o.a_starts + ta);
+  };
+  int da0 = 0;
+  index_type a_start0 = 0;
+  if (tid < o.na) a_diagonal(tid, da0, a_start0);
+
   const int c = cs.offsets[t];
   const index_type c0 = cs.starts[t], len = cs.starts[t + 1] - c0;
-  if (blockIdx.x == 0 && tid == 0) {
+  if (chunk == cs.chunk_ptr[t] && tid == 0) {
     o.c_offsets[t] = c;
     o.c_starts[t] = c0;
     if (t == o.nc - 1) o.c_starts[t + 1] = cs.starts[t + 1];
   }
-  const index_type q0 = index_type(blockIdx.x) * chunk;
-  if (q0 >= len) return;  // C's diagonals differ in length; the grid covers the longest
-  const index_type q1 = q0 + chunk < len ? q0 + chunk : len;
+  const index_type q0 = index_type(chunk - cs.chunk_ptr[t]) * chunk_positions;
+  const index_type q1 = q0 + chunk_positions < len ? q0 + chunk_positions : len;
 
   // B's logical offsets, ascending (a transposed operand's stored offsets negated, from the back).
   for (int i = tid; i < o.nb; i += block_threads)
@@ -85,13 +107,13 @@ __global__ void __launch_bounds__(block_threads)
     bool keep = false;
     hm_pair p;
     if (ia < o.na) {
-      const int ta = o.a_transposed ? o.na - 1 - ia : ia;
-      const int da = o.a_transposed ? -__ldg(o.a_offsets + ta) : __ldg(o.a_offsets + ta);
+      int da = da0;
+      index_type a_start = a_start0;
+      if (base > 0) a_diagonal(ia, da, a_start);
       const int ib = find_ascending(o.nb, c - da, [&](const int i) { return b_logical[i]; });
       if (ib >= 0) {
         const int tb = o.b_transposed ? o.nb - 1 - ib : ib;
-        keep = hm_make_pair(o.m, o.k, o.n, da, __ldg(o.a_starts + ta), c - da,
-                            __ldg(o.b_starts + tb), p) &&
+        keep = hm_make_pair(o.m, o.k, o.n, da, a_start, c - da, __ldg(o.b_starts + tb), p) &&
                p.qlo < q1 && p.qhi > q0;
       }
     }
@@ -109,10 +131,10 @@ __global__ void __launch_bounds__(block_threads)
   for (int j = 0; j < per_thread; ++j) acc[j] = 0;
   const index_type first = q0 + tid;
   int p = 0;
-  for (; p + in_flight <= count; p += in_flight) {
-    Scalar va[in_flight][per_thread], vb[in_flight][per_thread];
+  for (; p + InFlight <= count; p += InFlight) {
+    Scalar va[InFlight][per_thread], vb[InFlight][per_thread];
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u) {
+    for (int u = 0; u < InFlight; ++u) {
       const block_pair pr = pairs[p + u];
 #pragma unroll
       for (int j = 0; j < per_thread; ++j) {
@@ -123,7 +145,7 @@ __global__ void __launch_bounds__(block_threads)
       }
     }
 #pragma unroll
-    for (int u = 0; u < in_flight; ++u)
+    for (int u = 0; u < InFlight; ++u)
 #pragma unroll
       for (int j = 0; j < per_thread; ++j) acc[j] += va[u][j] * vb[u][j];
   }
@@ -143,11 +165,17 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-template <class Scalar, int Capacity>
+template <class Scalar, int Capacity, int InFlight>
 void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
   c_structure<Capacity> cs;  // only the first c_diagonals entries are read
-  std::copy(args.host_c_offsets, args.host_c_offsets + args.c_diagonals, cs.offsets);
-  std::copy(args.host_c_starts, args.host_c_starts + args.c_diagonals + 1, cs.starts);
+  const int nc = args.c_diagonals;
+  std::copy(args.host_c_offsets, args.host_c_offsets + nc, cs.offsets);
+  std::copy(args.host_c_starts, args.host_c_starts + nc + 1, cs.starts);
+  cs.chunk_ptr[0] = 0;
+  for (int t = 0; t < nc; ++t)
+    cs.chunk_ptr[t + 1] =
+        cs.chunk_ptr[t] +
+        int((cs.starts[t + 1] - cs.starts[t] + chunk_positions - 1) / chunk_positions);
   const operands<Scalar> o{args.m,
                            args.k,
                            args.n,
@@ -155,7 +183,7 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
                            args.b_transposed,
                            args.a_diagonals,
                            args.b_diagonals,
-                           args.c_diagonals,
+                           nc,
                            args.a_offsets,
                            args.a_starts,
                            args.a,
@@ -165,15 +193,29 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
                            args.c_offsets,
                            args.c_starts,
                            args.c};
-  const dim3 grid(unsigned((args.longest + chunk - 1) / chunk), unsigned(args.c_diagonals));
   const std::size_t shared = std::size_t(args.a_diagonals) * sizeof(block_pair) +
                              std::size_t(args.b_diagonals) * sizeof(int);
-  whole_product<Scalar, Capacity><<<grid, block_threads, shared, exec.cuda_stream()>>>(o, cs);
+  whole_product<Scalar, Capacity, InFlight>
+      <<<unsigned(cs.chunk_ptr[nc]), block_threads, shared, exec.cuda_stream()>>>(o, cs);
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
     throw nearsparse::runtime_error(nearsparse::detail::concat(
         "nearsparse::diagonal::multiply (CUDA): the product kernel's launch failed: ",
         cudaGetErrorString(status)));
+}
+
+template <class Scalar, int Capacity>
+void launch_in_flight(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
+  static const int in_flight = [] {
+    const char* e = std::getenv("NEARSPARSE_HM_IN_FLIGHT");
+    return e ? std::atoi(e) : 4;
+  }();
+  if (in_flight == 1)
+    launch<Scalar, Capacity, 1>(exec, args);
+  else if (in_flight == 2)
+    launch<Scalar, Capacity, 2>(exec, args);
+  else
+    launch<Scalar, Capacity, 4>(exec, args);
 }
 
 template <class Scalar>
@@ -187,11 +229,11 @@ void dispatch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) 
         cuda_hm_whole_max_operand_diagonals, " of A and B; got ", args.c_diagonals, ", ",
         args.a_diagonals, " and ", args.b_diagonals));
   if (args.c_diagonals <= 64)
-    launch<Scalar, 64>(exec, args);
+    launch_in_flight<Scalar, 64>(exec, args);
   else if (args.c_diagonals <= 512)
-    launch<Scalar, 512>(exec, args);
+    launch_in_flight<Scalar, 512>(exec, args);
   else
-    launch<Scalar, cuda_hm_whole_max_diagonals>(exec, args);
+    launch_in_flight<Scalar, cuda_hm_whole_max_diagonals>(exec, args);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -65,6 +66,7 @@ struct hm_product_access {
 inline bool cuda_hm_whole_takes(const hm_symbolic_product& s, int a_diagonals, int b_diagonals) {
   const std::size_t nc = s.c_offsets.size();
   return nc >= 1 && nc <= std::size_t(cuda_hm_whole_max_diagonals) &&
+         s.chunk_ptr.back() <= std::numeric_limits<int>::max() &&  // a block per chunk
          a_diagonals <= cuda_hm_whole_max_operand_diagonals &&
          b_diagonals <= cuda_hm_whole_max_operand_diagonals;
 }

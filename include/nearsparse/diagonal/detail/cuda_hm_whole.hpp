@@ -20,8 +20,8 @@
 namespace nearsparse::diagonal::detail {
 
 /// Most diagonals of C the fused kernel takes: C's structure is passed in the kernel's
-/// parameters (12 bytes a diagonal, under CUDA's 32 KB parameter limit).
-inline constexpr int cuda_hm_whole_max_diagonals = 2048;
+/// parameters (16 bytes a diagonal, under CUDA's 32 KB parameter limit).
+inline constexpr int cuda_hm_whole_max_diagonals = 2000;
 /// Most diagonals of A and of B: a block keeps B's offsets and a pair per diagonal of A in
 /// shared memory.
 inline constexpr int cuda_hm_whole_max_operand_diagonals = 1024;

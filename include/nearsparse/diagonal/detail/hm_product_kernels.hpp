@@ -24,9 +24,6 @@ KOKKOS_INLINE_FUNCTION int upper_index(const View& ptr, int size, index_type x) 
   return lo;
 }
 
-/// Pairs whose loads the output-stationary kernel issues together.
-inline constexpr int hm_pairs_in_flight = 4;
-
 /// One team per chunk of hm_chunk positions of one C diagonal. On a GPU a team has 64 threads,
 /// each summing 4 positions (64 apart, so loads stay unit-stride across the team) in registers:
 /// each pair is read once for 4 positions and a thread has 4 independent loads in flight. Host
@@ -56,29 +53,13 @@ void hm_output_stationary_device(const ExecSpace& exec, const hm_device_pairs<Me
         Scalar acc[per_thread];
         for (int j = 0; j < per_thread; ++j) acc[j] = 0;
         const index_type end = pair_ptr(ci + 1);
-        index_type p = pair_ptr(ci);
-        // Groups of hm_pairs_in_flight pairs: all their loads are issued before the first
-        // multiply-add waits on one, so a group costs one memory latency, not one per pair.
-        // The sums keep the pairs' order.
-        for (; p + hm_pairs_in_flight <= end; p += hm_pairs_in_flight) {
-          hm_pair pr[hm_pairs_in_flight];
-          for (int u = 0; u < hm_pairs_in_flight; ++u) pr[u] = pairs(p + u);
-          Scalar va[hm_pairs_in_flight][per_thread], vb[hm_pairs_in_flight][per_thread];
-          for (int u = 0; u < hm_pairs_in_flight; ++u)
-            for (int j = 0; j < per_thread; ++j) {
-              const index_type q = first + j * team;
-              const bool in = q >= pr[u].qlo && q < pr[u].qhi;  // qhi <= len
-              va[u][j] = in ? a(pr[u].a_base + q) : Scalar(0);
-              vb[u][j] = in ? b(pr[u].b_base + q) : Scalar(0);
-            }
-          for (int u = 0; u < hm_pairs_in_flight; ++u)
-            for (int j = 0; j < per_thread; ++j) acc[j] += va[u][j] * vb[u][j];
-        }
-        for (; p < end; ++p) {
+        for (index_type p = pair_ptr(ci); p < end; ++p) {
           const hm_pair pr = pairs(p);
+          const Scalar* pa = a.data() + pr.a_base;
+          const Scalar* pb = b.data() + pr.b_base;
           for (int j = 0; j < per_thread; ++j) {
             const index_type q = first + j * team;
-            if (q >= pr.qlo && q < pr.qhi) acc[j] += a(pr.a_base + q) * b(pr.b_base + q);
+            if (q >= pr.qlo && q < pr.qhi) acc[j] += pa[q] * pb[q];  // qhi <= len
           }
         }
         for (int j = 0; j < per_thread; ++j) {
