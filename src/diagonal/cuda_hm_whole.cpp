@@ -12,13 +12,9 @@ namespace nearsparse::diagonal::detail {
 
 namespace {
 
-// As the portable output-stationary kernel: a block per chunk of 256 positions of one C
-// diagonal, 64 threads each summing 4 positions 64 apart, loads of 4 pairs issued together.
-constexpr int block_threads = 64;
-constexpr int chunk_positions = 256;
-constexpr int per_thread = chunk_positions / block_threads;
+// A block per chunk of one C diagonal; each thread sums 4 positions, Threads apart.
+constexpr int per_thread = 4;
 constexpr unsigned full_mask = 0xffffffffu;
-static_assert(chunk_positions == hm_chunk, "the symbolic phase counts the kernel's chunks");
 
 // A pair of diagonals as the block uses it (C's start is the block's own).
 struct block_pair {
@@ -54,12 +50,13 @@ struct c_structure {
   index_type starts[Capacity + 1];
 };
 
-template <class Scalar, int Capacity, int InFlight>
-__global__ void __launch_bounds__(block_threads)
+template <class Scalar, int Capacity, int Threads>
+__global__ void __launch_bounds__(Threads)
     whole_product(const operands<Scalar> o, const c_structure<Capacity> cs) {
   extern __shared__ index_type shared_words[];  // 8-byte aligned for the pairs
   block_pair* const pairs = reinterpret_cast<block_pair*>(shared_words);
   int* const b_logical = reinterpret_cast<int*>(pairs + o.na);
+  constexpr int block_threads = Threads, chunk_positions = Threads * per_thread;
   __shared__ int warp_counts[block_threads / 32];
 
   const int tid = threadIdx.x;
@@ -131,24 +128,6 @@ __global__ void __launch_bounds__(block_threads)
   for (int j = 0; j < per_thread; ++j) acc[j] = 0;
   const index_type first = q0 + tid;
   int p = 0;
-  for (; p + InFlight <= count; p += InFlight) {
-    Scalar va[InFlight][per_thread], vb[InFlight][per_thread];
-#pragma unroll
-    for (int u = 0; u < InFlight; ++u) {
-      const block_pair pr = pairs[p + u];
-#pragma unroll
-      for (int j = 0; j < per_thread; ++j) {
-        const index_type q = first + j * block_threads;
-        const bool in = q >= pr.qlo && q < pr.qhi;  // qhi <= len
-        va[u][j] = in ? __ldg(o.a + pr.a_base + q) : Scalar(0);
-        vb[u][j] = in ? __ldg(o.b + pr.b_base + q) : Scalar(0);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < InFlight; ++u)
-#pragma unroll
-      for (int j = 0; j < per_thread; ++j) acc[j] += va[u][j] * vb[u][j];
-  }
   for (; p < count; ++p) {
     const block_pair pr = pairs[p];
 #pragma unroll
@@ -165,12 +144,13 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-template <class Scalar, int Capacity, int InFlight>
+template <class Scalar, int Capacity, int Threads>
 void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
   c_structure<Capacity> cs;  // only the first c_diagonals entries are read
   const int nc = args.c_diagonals;
   std::copy(args.host_c_offsets, args.host_c_offsets + nc, cs.offsets);
   std::copy(args.host_c_starts, args.host_c_starts + nc + 1, cs.starts);
+  constexpr int chunk_positions = Threads * per_thread;
   cs.chunk_ptr[0] = 0;
   for (int t = 0; t < nc; ++t)
     cs.chunk_ptr[t + 1] =
@@ -195,8 +175,8 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
                            args.c};
   const std::size_t shared = std::size_t(args.a_diagonals) * sizeof(block_pair) +
                              std::size_t(args.b_diagonals) * sizeof(int);
-  whole_product<Scalar, Capacity, InFlight>
-      <<<unsigned(cs.chunk_ptr[nc]), block_threads, shared, exec.cuda_stream()>>>(o, cs);
+  whole_product<Scalar, Capacity, Threads>
+      <<<unsigned(cs.chunk_ptr[nc]), Threads, shared, exec.cuda_stream()>>>(o, cs);
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
     throw nearsparse::runtime_error(nearsparse::detail::concat(
@@ -206,16 +186,16 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
 
 template <class Scalar, int Capacity>
 void launch_in_flight(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
-  static const int in_flight = [] {
-    const char* e = std::getenv("NEARSPARSE_HM_IN_FLIGHT");
-    return e ? std::atoi(e) : 4;
+  static const int threads = [] {
+    const char* e = std::getenv("NEARSPARSE_HM_FUSED_THREADS");
+    return e ? std::atoi(e) : 64;
   }();
-  if (in_flight == 1)
-    launch<Scalar, Capacity, 1>(exec, args);
-  else if (in_flight == 2)
-    launch<Scalar, Capacity, 2>(exec, args);
+  if (threads == 128)
+    launch<Scalar, Capacity, 128>(exec, args);
+  else if (threads == 256)
+    launch<Scalar, Capacity, 256>(exec, args);
   else
-    launch<Scalar, Capacity, 4>(exec, args);
+    launch<Scalar, Capacity, 64>(exec, args);
 }
 
 template <class Scalar>
