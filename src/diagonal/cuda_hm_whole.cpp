@@ -6,14 +6,18 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace nearsparse::diagonal::detail {
 
 namespace {
 
-// A block per chunk of one C diagonal; each thread sums 4 positions, Threads apart.
+// A block per chunk of 1024 positions of one C diagonal, 256 threads each summing 4 positions
+// 256 apart. Each block first finds the pairs meeting on its chunk, a few dependent loads: on an
+// H100, blocks of 256 threads made small whole products (n = 1000-5000) 10-30 % faster than blocks
+// of 64 (the portable kernel's teams), since there are a quarter as many searches.
+constexpr int block_threads = 256;
 constexpr int per_thread = 4;
+constexpr int chunk_positions = block_threads * per_thread;
 constexpr unsigned full_mask = 0xffffffffu;
 
 // A pair of diagonals as the block uses it (C's start is the block's own).
@@ -50,13 +54,12 @@ struct c_structure {
   index_type starts[Capacity + 1];
 };
 
-template <class Scalar, int Capacity, int Threads>
-__global__ void __launch_bounds__(Threads)
+template <class Scalar, int Capacity>
+__global__ void __launch_bounds__(block_threads)
     whole_product(const operands<Scalar> o, const c_structure<Capacity> cs) {
   extern __shared__ index_type shared_words[];  // 8-byte aligned for the pairs
   block_pair* const pairs = reinterpret_cast<block_pair*>(shared_words);
   int* const b_logical = reinterpret_cast<int*>(pairs + o.na);
-  constexpr int block_threads = Threads, chunk_positions = Threads * per_thread;
   __shared__ int warp_counts[block_threads / 32];
 
   const int tid = threadIdx.x;
@@ -95,8 +98,8 @@ __global__ void __launch_bounds__(Threads)
     b_logical[i] = o.b_transposed ? -__ldg(o.b_offsets + o.nb - 1 - i) : __ldg(o.b_offsets + i);
   __syncthreads();
 
-  // The pairs meeting on this chunk: thread tid takes A's diagonals tid, tid + 64, ... in
-  // ascending logical offset; a warp ballot and the two warps' counts keep A's order.
+  // The pairs meeting on this chunk: thread tid takes A's diagonals tid, tid + 256, ... in
+  // ascending logical offset; a warp ballot and the warps' counts keep A's order.
   const int lane = tid & 31, warp = tid >> 5;
   int count = 0;
   for (int base = 0; base < o.na; base += block_threads) {
@@ -144,13 +147,12 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-template <class Scalar, int Capacity, int Threads>
+template <class Scalar, int Capacity>
 void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
   c_structure<Capacity> cs;  // only the first c_diagonals entries are read
   const int nc = args.c_diagonals;
   std::copy(args.host_c_offsets, args.host_c_offsets + nc, cs.offsets);
   std::copy(args.host_c_starts, args.host_c_starts + nc + 1, cs.starts);
-  constexpr int chunk_positions = Threads * per_thread;
   cs.chunk_ptr[0] = 0;
   for (int t = 0; t < nc; ++t)
     cs.chunk_ptr[t + 1] =
@@ -175,27 +177,13 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
                            args.c};
   const std::size_t shared = std::size_t(args.a_diagonals) * sizeof(block_pair) +
                              std::size_t(args.b_diagonals) * sizeof(int);
-  whole_product<Scalar, Capacity, Threads>
-      <<<unsigned(cs.chunk_ptr[nc]), Threads, shared, exec.cuda_stream()>>>(o, cs);
+  whole_product<Scalar, Capacity>
+      <<<unsigned(cs.chunk_ptr[nc]), block_threads, shared, exec.cuda_stream()>>>(o, cs);
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
     throw nearsparse::runtime_error(nearsparse::detail::concat(
         "nearsparse::diagonal::multiply (CUDA): the product kernel's launch failed: ",
         cudaGetErrorString(status)));
-}
-
-template <class Scalar, int Capacity>
-void launch_in_flight(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
-  static const int threads = [] {
-    const char* e = std::getenv("NEARSPARSE_HM_FUSED_THREADS");
-    return e ? std::atoi(e) : 64;
-  }();
-  if (threads == 128)
-    launch<Scalar, Capacity, 128>(exec, args);
-  else if (threads == 256)
-    launch<Scalar, Capacity, 256>(exec, args);
-  else
-    launch<Scalar, Capacity, 64>(exec, args);
 }
 
 template <class Scalar>
@@ -209,11 +197,11 @@ void dispatch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) 
         cuda_hm_whole_max_operand_diagonals, " of A and B; got ", args.c_diagonals, ", ",
         args.a_diagonals, " and ", args.b_diagonals));
   if (args.c_diagonals <= 64)
-    launch_in_flight<Scalar, 64>(exec, args);
+    launch<Scalar, 64>(exec, args);
   else if (args.c_diagonals <= 512)
-    launch_in_flight<Scalar, 512>(exec, args);
+    launch<Scalar, 512>(exec, args);
   else
-    launch_in_flight<Scalar, cuda_hm_whole_max_diagonals>(exec, args);
+    launch<Scalar, cuda_hm_whole_max_diagonals>(exec, args);
 }
 
 }  // namespace
