@@ -324,7 +324,10 @@ void multiply(const ExecSpace& exec, const hm_product_plan<Scalar, Mem>& plan, d
   }
 }
 
-/// C = op(A) op(B), allocated with the diagonal set the symbolic phase finds.
+/// C = op(A) op(B), allocated with the diagonal set the symbolic phase finds. On CUDA, with the
+/// output-stationary algorithm, a C of at most 2000 diagonals (A and B of at most 1024) comes
+/// from one fused kernel with no plan on the device (detail/cuda_hm_whole.hpp); otherwise a plan
+/// is made and used once.
 template <class ExecSpace, class Scalar, class Mem>
 hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& a,
                                 const hm_matrix<Scalar, Mem>& b, op op_a = op::none,
