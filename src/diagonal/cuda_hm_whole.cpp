@@ -1,7 +1,7 @@
 // CUDA kernel of a whole HM product; see include/nearsparse/diagonal/detail/cuda_hm_whole.hpp.
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/cuda_hm_whole.hpp>
-#include <nearsparse/diagonal/detail/hm_symbolic.hpp>
+#include <nearsparse/diagonal/detail/hm_device_pairs.hpp>
 
 #include <cuda_runtime.h>
 
@@ -74,14 +74,11 @@ __global__ void __launch_bounds__(block_threads)
       hi = mid;
   }
   // A thread's first diagonal of A, loaded before B's offsets so the two loads overlap.
-  const auto a_diagonal = [&](const int ia, int& da, index_type& a_start) {
-    const int ta = o.a_transposed ? o.na - 1 - ia : ia;
-    da = o.a_transposed ? -__ldg(o.a_offsets + ta) : __ldg(o.a_offsets + ta);
-    a_start = __ldg(o.a_starts + ta);
-  };
+  const auto a_offset = [&](const int ta) { return __ldg(o.a_offsets + ta); };
+  const auto a_start_of = [&](const int ta) { return __ldg(o.a_starts + ta); };
   int da0 = 0;
   index_type a_start0 = 0;
-  if (tid < o.na) a_diagonal(tid, da0, a_start0);
+  if (tid < o.na) da0 = logical_diagonal(a_offset, a_start_of, o.a_transposed, o.na, tid, a_start0);
 
   const int c = cs.offsets[t];
   const index_type c0 = cs.starts[t], len = cs.starts[t + 1] - c0;
@@ -109,7 +106,7 @@ __global__ void __launch_bounds__(block_threads)
     if (ia < o.na) {
       int da = da0;
       index_type a_start = a_start0;
-      if (base > 0) a_diagonal(ia, da, a_start);
+      if (base > 0) da = logical_diagonal(a_offset, a_start_of, o.a_transposed, o.na, ia, a_start);
       const int ib = find_ascending(o.nb, c - da, [&](const int i) { return b_logical[i]; });
       if (ib >= 0) {
         const int tb = o.b_transposed ? o.nb - 1 - ib : ib;

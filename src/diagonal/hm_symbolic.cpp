@@ -127,9 +127,7 @@ void hm_c_index(const hm_symbolic_product& s, int* index) {
   for (std::size_t t = 0; t < s.c_offsets.size(); ++t) index[s.c_offsets[t] - s.c_lo] = int(t);
 }
 
-void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs) {
-  std::vector<int> c_index(std::size_t(s.c_range));
-  hm_c_index(s, c_index.data());
+void hm_fill_pairs(const hm_symbolic_product& s, const int* c_index, hm_pair* pairs) {
   // A stable counting sort by C diagonal: A's order within each.
   std::vector<index_type> next(s.pair_ptr.begin(), s.pair_ptr.end() - 1);
   for_each_pair(s, [&](int c, const hm_pair& p, index_type) {

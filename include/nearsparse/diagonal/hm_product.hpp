@@ -103,8 +103,6 @@ hm_matrix<Scalar, Mem> cuda_hm_multiply_whole(const Kokkos::Cuda& exec,
   args.c_diagonals = int(nc);
   args.host_c_offsets = s.c_offsets.data();
   args.host_c_starts = s.c_starts.data();
-  for (std::size_t t = 0; t < nc; ++t)
-    args.longest = std::max(args.longest, s.c_starts[t + 1] - s.c_starts[t]);
   args.c_offsets = offsets.data();
   args.c_starts = starts.data();
   args.c = values.data();
@@ -263,7 +261,6 @@ class hm_product_plan {
       std::copy(v.begin(), v.end(), out);
     };
     auto* host_pairs = carve(d.pairs, pairs);
-    if (on_host) detail::hm_fill_pairs(s, host_pairs);
     put(s.pair_ptr, d.pair_ptr);
     put(s.chunk_ptr, d.chunk_ptr);
     put(s.c_starts, d.c_starts);
@@ -273,6 +270,7 @@ class hm_product_plan {
     auto* host_chunk_diagonal = carve(d.chunk_diagonal, chunks);
     if (on_host) {
       detail::hm_c_index(s, host_index);
+      detail::hm_fill_pairs(s, host_index, host_pairs);
       for (std::size_t t = 0; t < nc; ++t)
         std::fill(host_chunk_diagonal + s.chunk_ptr[t], host_chunk_diagonal + s.chunk_ptr[t + 1],
                   int(t));

@@ -42,7 +42,6 @@ struct cuda_hm_whole_args {
   int c_diagonals = 0;
   const int* host_c_offsets = nullptr;
   const index_type* host_c_starts = nullptr;
-  index_type longest = 0;  // C's longest diagonal
   // C on the device: its offsets and starts are written too.
   int* c_offsets = nullptr;
   index_type* c_starts = nullptr;

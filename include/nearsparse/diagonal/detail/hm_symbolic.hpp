@@ -85,8 +85,9 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
 
 /// Second pass, on the host: writes the pairs, grouped by C diagonal and in ascending logical
 /// offset of op(A) within each, to `pairs` (pair_ptr.back() of them), straight into the caller's
-/// buffer. Device memory gets them from hm_fill_pairs_device (detail/hm_device_pairs.hpp) instead,
-/// in the same order.
-void hm_fill_pairs(const hm_symbolic_product& s, hm_pair* pairs);
+/// buffer, finding each pair's diagonal through `c_index` (from hm_c_index, which the plan keeps
+/// anyway). Device memory gets them from hm_fill_pairs_device (detail/hm_device_pairs.hpp)
+/// instead, in the same order.
+void hm_fill_pairs(const hm_symbolic_product& s, const int* c_index, hm_pair* pairs);
 
 }  // namespace nearsparse::diagonal::detail
