@@ -188,9 +188,10 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   state.counters["speedup_full"] = state.counters["baseline_t"] / t_full;
 }
 
-// CUDA kernels against the portable kernels, both on the GPU.
+// The automatic CUDA kernel against another kernel on the same GPU: the portable kernels, or
+// the mma.sync kernels where the Hopper wgmma kernel runs.
 template <class In, class Out>
-void bench_cuda_vs_portable(benchmark::State& state, case_spec spec) {
+void bench_cuda_vs(benchmark::State& state, case_spec spec, nearsparse::spamm_kernel other) {
   const Kokkos::Cuda exec;
   const long n = state.range(0);
   matrix<Kokkos::Cuda, In> a("A", n, n);
@@ -201,12 +202,13 @@ void bench_cuda_vs_portable(benchmark::State& state, case_spec spec) {
   opt.tile = spec.tile;
   opt.target_valid_ratio = spec.target;
   nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
-  opt.kernel = nearsparse::spamm_kernel::portable;
+  opt.kernel = other;
   opt.target_valid_ratio = 0;
   opt.tau = plan.tau();
   nearsparse::spamm_plan<Kokkos::Cuda> portable(exec, a, a, opt);
   nearsparse::perf::compare(
-      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, "portable kernel",
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); },
+      other == nearsparse::spamm_kernel::portable ? "portable kernel" : "mma.sync kernel",
       [&] { portable.multiply(exec, 1, 0, cp); },
       workload{2.0 * n * n * double(n) * plan.valid_ratio(), 0}, 1);
   const auto e = nearsparse::measure_spamm_error(exec, cp, c);
@@ -315,12 +317,32 @@ void register_cuda() {
     const std::string name = "spamm_kernel/cuda/" + std::string(nearsparse::to_string(p));
     if (p == spamm_precision::fp64) {
       add(
-          name, [s](benchmark::State& st) { bench_cuda_vs_portable<double, double>(st, s); },
+          name,
+          [s](benchmark::State& st) {
+            bench_cuda_vs<double, double>(st, s, nearsparse::spamm_kernel::portable);
+          },
           pick<std::vector<long>>({2048}, {300}), 3);
     } else {
       add(
-          name, [s](benchmark::State& st) { bench_cuda_vs_portable<float, float>(st, s); },
+          name,
+          [s](benchmark::State& st) {
+            bench_cuda_vs<float, float>(st, s, nearsparse::spamm_kernel::portable);
+          },
           pick<std::vector<long>>({2048}, {300}), 3);
+    }
+  }
+  // The Hopper wgmma kernel against the mma.sync kernel (the same where wgmma cannot run).
+  for (auto p : {spamm_precision::fp16, spamm_precision::bf16, spamm_precision::tf32}) {
+    for (double v : pick<std::vector<double>>({1.0, 0.1}, {0.1})) {
+      case_spec s{decay::algebraic, p, v, 64};
+      char ratio[16];
+      std::snprintf(ratio, sizeof ratio, "%.2f", v);
+      add(
+          "spamm_kernel/wgmma/" + std::string(nearsparse::to_string(p)) + "/v" + ratio,
+          [s](benchmark::State& st) {
+            bench_cuda_vs<float, float>(st, s, nearsparse::spamm_kernel::mma_sync);
+          },
+          pick<std::vector<long>>({8192}, {300}), 3);
     }
   }
   for (auto p : {spamm_precision::fp16, spamm_precision::fp32, spamm_precision::fp64}) {

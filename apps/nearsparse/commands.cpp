@@ -21,7 +21,8 @@ const std::vector<command>& commands() {
        "  --matrix M       algebraic (a_ij = 0.1/(|i-j|^0.1+1), default) or exponential\n"
        "                   (a_ij = 0.99^|i-j|)\n"
        "  --stride S       load-balance stride (default 1)\n"
-       "  --kernel K       automatic (CUDA kernels on CUDA) or portable\n"
+       "  --kernel K       automatic (CUDA kernels on CUDA, wgmma on Hopper), portable, or\n"
+       "                   mma_sync (the pre-Hopper CUDA kernels)\n"
        "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
        "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n",

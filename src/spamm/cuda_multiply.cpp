@@ -15,8 +15,13 @@
 //     staged through registers into transposed, padded shared memory, double buffered.
 // Both take the load-balance stride s of section 3.5.1: block b computes blocks
 // (bi + u * groups_m, bj + v * groups_n) for u, v < s.
+// On compute capability 9.0 the wgmma kernel (cuda_wgmma.cu) takes tf32, fp16 and bf16 with
+// tiles of 64 and 128 instead.
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/spamm/detail/multiply.hpp>
+
+#include "cuda_kernel_common.hpp"
+#include "cuda_wgmma.hpp"
 
 #include <cuda_runtime.h>
 
@@ -25,13 +30,6 @@
 
 namespace nearsparse::detail::spamm {
 namespace {
-
-void check_launch(const char* what) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw runtime_error(std::string("nearsparse::spamm::multiply: ") + what +
-                        " launch failed: " + cudaGetErrorString(status));
-}
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -58,54 +56,6 @@ __device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void* row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
                : "r"(s));
-}
-
-struct kernel_params {
-  const void* a;
-  const void* b;
-  const double* an;
-  const double* bn;
-  double tau;
-  int m, n, kp, tile, shift;  // shift = log2(tile)
-  int mt, nt, kt;
-  int blocks_m, blocks_n;  // thread-block tiles of C
-  int stride, groups_m, groups_n;
-  double alpha, beta;
-  std::size_t s0, s1;  // strides of C
-};
-
-// ---------------------------------------------------------------------------------------------
-// Building the kept list of one thread block (Algorithm 2, lines 3-16).
-// masks[k]: bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v) keeps k.
-// list[0 .. count-1]: the k with any bit set, ascending.
-template <int THREADS>
-__device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
-                               std::uint16_t* masks, int* list) {
-  __shared__ int count;
-  for (int k = threadIdx.x; k < p.kt; k += THREADS) {
-    unsigned mask = 0;
-    for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u) {
-      const double na = p.an[std::size_t(ti0 + u) * p.kt + k];
-      for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v)
-        if (na * p.bn[std::size_t(k) * p.nt + tj0 + v] >= p.tau) mask |= 1u << (u * sub_n + v);
-    }
-    masks[k] = static_cast<std::uint16_t>(mask);
-  }
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    const int lane = threadIdx.x;
-    int base = 0;
-    for (int k0 = 0; k0 < p.kt; k0 += 32) {
-      const int k = k0 + lane;
-      const bool keep = k < p.kt && masks[k] != 0;
-      const unsigned ballot = __ballot_sync(0xffffffffu, keep);
-      if (keep) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
-      base += __popc(ballot);
-    }
-    if (lane == 0) count = base;
-  }
-  __syncthreads();
-  return count;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,10 +421,6 @@ __global__ void __launch_bounds__(fma_threads)
 
 // ---------------------------------------------------------------------------------------------
 // Launching.
-std::size_t list_bytes(int kt) {
-  return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4;
-}
-
 // Device attributes, read once per device: a launch costs microseconds, a query as much again.
 struct device_limits {
   int multiprocessors = 1;
@@ -493,35 +439,6 @@ const device_limits& limits_of(const Kokkos::Cuda& exec) {
     known[device] = true;
   }
   return cache[device];
-}
-
-kernel_params make_params(const multiply_problem& pr, double alpha, double beta, std::size_t s0,
-                          std::size_t s1, int bm, int bn) {
-  kernel_params p{};
-  const geometry& g = pr.geo;
-  p.a = pr.a;
-  p.b = pr.b;
-  p.an = pr.a_norms;
-  p.bn = pr.b_norms;
-  p.tau = pr.tau;
-  p.m = g.m;
-  p.n = g.n;
-  p.kp = g.kp;
-  p.tile = g.tile;
-  p.shift = g.tile == 32 ? 5 : g.tile == 64 ? 6 : 7;
-  p.mt = g.mt;
-  p.nt = g.nt;
-  p.kt = g.kt;
-  p.blocks_m = (g.m + bm - 1) / bm;
-  p.blocks_n = (g.n + bn - 1) / bn;
-  p.stride = pr.stride;
-  p.groups_m = (p.blocks_m + pr.stride - 1) / pr.stride;
-  p.groups_n = (p.blocks_n + pr.stride - 1) / pr.stride;
-  p.alpha = alpha;
-  p.beta = beta;
-  p.s0 = s0;
-  p.s1 = s1;
-  return p;
 }
 
 // Raises a kernel's dynamic shared-memory limit when a launch needs more than it was raised to
@@ -584,8 +501,12 @@ void launch_fma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
 
 template <class CT>
 void multiply_any(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
-                  CT* c, std::size_t s0, std::size_t s1) {
+                  CT* c, std::size_t s0, std::size_t s1, bool hopper) {
   if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
+  if (hopper && wgmma_supports(exec.cuda_device(), pr.precision, pr.geo.tile)) {
+    wgmma_multiply(exec.cuda_stream(), exec.cuda_device(), pr, alpha, beta, c, s0, s1);
+    return;
+  }
   switch (pr.precision) {
     case spamm_precision::fp64:
       dispatch_mma<mma_fp64>(exec, pr, alpha, beta, c, s0, s1);
@@ -608,13 +529,13 @@ void multiply_any(const Kokkos::Cuda& exec, const multiply_problem& pr, double a
 }  // namespace
 
 void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   float* c, std::size_t s0, std::size_t s1) {
-  multiply_any(exec, p, alpha, beta, c, s0, s1);
+                   float* c, std::size_t s0, std::size_t s1, bool hopper) {
+  multiply_any(exec, p, alpha, beta, c, s0, s1, hopper);
 }
 
 void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1) {
-  multiply_any(exec, p, alpha, beta, c, s0, s1);
+                   double* c, std::size_t s0, std::size_t s1, bool hopper) {
+  multiply_any(exec, p, alpha, beta, c, s0, s1, hopper);
 }
 
 }  // namespace nearsparse::detail::spamm

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using nearsparse::spamm_precision;
@@ -30,6 +31,16 @@ const std::vector<spamm_precision> all_precisions = {spamm_precision::fp64, spam
 using nearsparse::test::spamm::decaying_random;
 template <class Exec, class T = double>
 using matrix = nearsparse::test::spamm::matrix<Exec, T>;
+
+// Whether Exec is Kokkos::Cuda, where the automatic and mma_sync kernels can differ.
+template <class Exec>
+constexpr bool on_cuda() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return std::is_same_v<Exec, Kokkos::Cuda>;
+#else
+  return false;
+#endif
+}
 
 template <class Exec>
 std::vector<int> to_host_ints(const Kokkos::View<int*, typename Exec::memory_space>& v) {
@@ -50,7 +61,11 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
       GENERATE(shape{1, 1, 1}, shape{77, 131, 45}, shape{200, 37, 161}, shape{129, 258, 130});
   const int tile = GENERATE(32, 64, 128);
   const auto kernel =
-      GENERATE(nearsparse::spamm_kernel::automatic, nearsparse::spamm_kernel::portable);
+      GENERATE(nearsparse::spamm_kernel::automatic, nearsparse::spamm_kernel::portable,
+               nearsparse::spamm_kernel::mma_sync);
+  // mma_sync differs from automatic only on CUDA (where a Hopper GPU takes wgmma otherwise).
+  if (kernel == nearsparse::spamm_kernel::mma_sync && !on_cuda<exec_space>())
+    return;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
   matrix<exec_space> a("A", s.m, s.k), b("B", s.k, s.n);
   nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
@@ -184,6 +199,20 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
   // The two kernels agree with each other as well as with the host.
   NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(cp), nearsparse::test::to_host(c),
                                   2 * tol);
+
+  // On CUDA, the mma.sync kernels too, which a Hopper GPU otherwise leaves for wgmma.
+  if (on_cuda<exec_space>()) {
+    nearsparse::spamm_options older = portable;
+    older.kernel = nearsparse::spamm_kernel::mma_sync;
+    nearsparse::spamm_plan plan_older(exec, a, b, older);
+    CHECK(plan_older.kept_count() == plan.kept_count());
+    matrix<exec_space, float> co("Co", m, n);
+    Kokkos::deep_copy(co, c0);
+    plan_older.multiply(exec, -1.25f, 0.5f, co);
+    NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(co), expected, tol);
+    NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(co), nearsparse::test::to_host(c),
+                                    2 * tol);
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][search]",

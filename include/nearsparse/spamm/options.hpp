@@ -27,10 +27,13 @@ const char* to_string(spamm_precision precision);
 /// Parses the names above; throws nearsparse::invalid_argument naming `argument` otherwise.
 spamm_precision parse_spamm_precision(const std::string& name, const char* argument = "precision");
 
-/// Which implementation multiplies. `automatic` takes the CUDA kernels on Kokkos::Cuda and the
-/// portable team-policy kernels elsewhere; `portable` forces the portable kernels on every
-/// backend (to check the CUDA kernels against them, or to compare their speed).
-enum class spamm_kernel { automatic, portable };
+/// Which implementation multiplies. `automatic` takes the CUDA kernels on Kokkos::Cuda (on a
+/// compute capability 9.0 GPU, the wgmma kernel for tf32, fp16 and bf16 with tiles of 64 and
+/// 128; the mma.sync and FMA kernels otherwise) and the portable team-policy kernels elsewhere.
+/// `portable` forces the portable kernels on every backend, and `mma_sync` the mma.sync kernels
+/// even where the wgmma kernel could run (on other backends it equals `automatic`): to check
+/// the kernels against each other, or to compare their speed.
+enum class spamm_kernel { automatic, portable, mma_sync };
 
 /// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until

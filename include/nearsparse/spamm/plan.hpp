@@ -92,7 +92,7 @@ void run_multiply(const ExecSpace& exec, spamm_kernel kernel, const multiply_pro
   if (kernel == spamm_kernel::portable) {
     multiply_portable(exec, p, alpha, beta, c);
   } else {
-    multiply(exec, p, alpha, beta, c);
+    multiply(exec, p, alpha, beta, c, kernel != spamm_kernel::mma_sync);
   }
 }
 

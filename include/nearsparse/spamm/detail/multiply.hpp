@@ -92,29 +92,32 @@ void multiply_portable(const ExecSpace& exec, const multiply_problem& p,
               [&](auto fmt) { multiply_impl<decltype(fmt)>(exec, p, alpha, beta, c); });
 }
 
-/// The multiplication on any backend; Kokkos::Cuda has an overload of its own.
+/// The multiplication on any backend; Kokkos::Cuda has an overload of its own, which takes the
+/// wgmma kernel where it can when `hopper` is set.
 template <class ExecSpace, class CView>
 void multiply(const ExecSpace& exec, const multiply_problem& p,
               typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
-              const CView& c) {
+              const CView& c, bool /*hopper*/ = true) {
   multiply_portable(exec, p, alpha, beta, c);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
 /// CUDA kernels on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1].
+/// `hopper`: take the wgmma kernel where it can run (see spamm_kernel).
 void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   float* c, std::size_t s0, std::size_t s1);
+                   float* c, std::size_t s0, std::size_t s1, bool hopper);
 void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1);
+                   double* c, std::size_t s0, std::size_t s1, bool hopper);
 
-/// CUDA kernels: tensor cores (mma.sync) for fp64, tf32, fp16 and bf16, register-blocked FMA
-/// for fp32.
+/// CUDA kernels: on compute capability 9.0, wgmma for tf32, fp16 and bf16 with tiles of 64 and
+/// 128; otherwise tensor cores through mma.sync for fp64, tf32, fp16 and bf16, and
+/// register-blocked FMA for fp32.
 template <class CView>
 void multiply(const Kokkos::Cuda& exec, const multiply_problem& p,
               typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
-              const CView& c) {
+              const CView& c, bool hopper = true) {
   cuda_multiply(exec, p, static_cast<double>(alpha), static_cast<double>(beta), c.data(),
-                c.stride(0), c.stride(1));
+                c.stride(0), c.stride(1), hopper);
 }
 #endif
 

@@ -1,0 +1,108 @@
+#pragma once
+// What the CUDA SpAMM multiplication kernels share: their parameter block and the building of a
+// thread block's kept list (Algorithm 2 of the cuSpAMM paper, lines 3-16). Free of Kokkos, so
+// the Hopper kernel (cuda_wgmma.cu), which nvcc compiles on its own for sm_90a, includes it too.
+
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/spamm/detail/geometry.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace nearsparse::detail::spamm {
+
+struct kernel_params {
+  const void* a;
+  const void* b;
+  const double* an;
+  const double* bn;
+  double tau;
+  int m, n, kp, tile, shift;  // shift = log2(tile)
+  int mt, nt, kt;
+  int blocks_m, blocks_n;  // thread-block tiles of C
+  int stride, groups_m, groups_n;
+  double alpha, beta;
+  std::size_t s0, s1;  // strides of C
+};
+
+/// The parameters of one launch whose thread blocks compute bm x bn blocks of C.
+inline kernel_params make_params(const multiply_problem& pr, double alpha, double beta,
+                                 std::size_t s0, std::size_t s1, int bm, int bn) {
+  kernel_params p{};
+  const geometry& g = pr.geo;
+  p.a = pr.a;
+  p.b = pr.b;
+  p.an = pr.a_norms;
+  p.bn = pr.b_norms;
+  p.tau = pr.tau;
+  p.m = g.m;
+  p.n = g.n;
+  p.kp = g.kp;
+  p.tile = g.tile;
+  p.shift = g.tile == 32 ? 5 : g.tile == 64 ? 6 : 7;
+  p.mt = g.mt;
+  p.nt = g.nt;
+  p.kt = g.kt;
+  p.blocks_m = (g.m + bm - 1) / bm;
+  p.blocks_n = (g.n + bn - 1) / bn;
+  p.stride = pr.stride;
+  p.groups_m = (p.blocks_m + pr.stride - 1) / pr.stride;
+  p.groups_n = (p.blocks_n + pr.stride - 1) / pr.stride;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.s0 = s0;
+  p.s1 = s1;
+  return p;
+}
+
+/// Bytes of shared memory that build_kept_list needs for kt tiles of k.
+inline std::size_t list_bytes(int kt) {
+  return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4;
+}
+
+inline void check_launch(const char* what) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw runtime_error(std::string("nearsparse::spamm::multiply: ") + what +
+                        " launch failed: " + cudaGetErrorString(status));
+}
+
+#ifdef __CUDACC__
+/// The kept list of one thread block whose output tiles start at (ti0, tj0) and span
+/// sub_m x sub_n tiles. masks[k]: bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v)
+/// keeps k. list[0 .. count-1]: the k with any bit set, ascending. All THREADS threads call it.
+template <int THREADS>
+__device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
+                               std::uint16_t* masks, int* list) {
+  __shared__ int count;
+  for (int k = threadIdx.x; k < p.kt; k += THREADS) {
+    unsigned mask = 0;
+    for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u) {
+      const double na = p.an[std::size_t(ti0 + u) * p.kt + k];
+      for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v)
+        if (na * p.bn[std::size_t(k) * p.nt + tj0 + v] >= p.tau) mask |= 1u << (u * sub_n + v);
+    }
+    masks[k] = static_cast<std::uint16_t>(mask);
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    int base = 0;
+    for (int k0 = 0; k0 < p.kt; k0 += 32) {
+      const int k = k0 + lane;
+      const bool keep = k < p.kt && masks[k] != 0;
+      const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+      if (keep) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
+      base += __popc(ballot);
+    }
+    if (lane == 0) count = base;
+  }
+  __syncthreads();
+  return count;
+}
+#endif
+
+}  // namespace nearsparse::detail::spamm
