@@ -172,9 +172,8 @@ int run_spamm(arguments& args) {
   args.finish();
   require(s.matrix == "algebraic" || s.matrix == "exponential", "nearsparse spamm", "--matrix",
           "is '" + s.matrix + "'; expected algebraic or exponential");
-  require(kernel == "automatic" || kernel == "portable" || kernel == "mma_sync",
-          "nearsparse spamm", "--kernel",
-          "is '" + kernel + "'; expected automatic, portable or mma_sync");
+  require(kernel == "automatic" || kernel == "portable" || kernel == "mma_sync", "nearsparse spamm",
+          "--kernel", "is '" + kernel + "'; expected automatic, portable or mma_sync");
   s.kernel = kernel == "portable"   ? spamm_kernel::portable
              : kernel == "mma_sync" ? spamm_kernel::mma_sync
                                     : spamm_kernel::automatic;

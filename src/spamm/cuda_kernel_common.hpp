@@ -71,6 +71,20 @@ inline void check_launch(const char* what) {
 }
 
 #ifdef __CUDACC__
+/// The output block (group) of thread block `index`, in bands of 8 block rows walked column by
+/// column: the blocks resident at one time then share a few panels of A and B in L2. In row
+/// order they would span all of B, which at N = 16384 (512 MB in fp16) comes from DRAM again
+/// for every block row and made the product memory-bound.
+__device__ __forceinline__ void band_order(int index, int groups_m, int groups_n, int& bi,
+                                           int& bj) {
+  constexpr int band_rows = 8;
+  const int band = index / (band_rows * groups_n);
+  const int rows = ::min(band_rows, groups_m - band * band_rows);
+  const int r = index - band * band_rows * groups_n;
+  bi = band * band_rows + r % rows;
+  bj = r / rows;
+}
+
 /// The kept list of one thread block whose output tiles start at (ti0, tj0) and span
 /// sub_m x sub_n tiles. masks[k]: bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v)
 /// keeps k. list[0 .. count-1]: the k with any bit set, ascending. All THREADS threads call it.

@@ -210,7 +210,8 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, T::MIN_BLOCKS)
 #pragma unroll
   for (int j = 0; j < AN; ++j) atom_col_sub[j] = BN > p.tile ? (wn * WN + j * T::MN) >> p.shift : 0;
 
-  const int bi = blockIdx.x / p.groups_n, bj = blockIdx.x % p.groups_n;
+  int bi, bj;
+  band_order(blockIdx.x, p.groups_m, p.groups_n, bi, bj);
   for (int rep = 0; rep < p.stride * p.stride; ++rep) {
     const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
     if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
@@ -349,7 +350,8 @@ __global__ void __launch_bounds__(fma_threads)
   }
   const int load_row = tid / 2, load_k = (tid % 2) * 4;
 
-  const int bi = blockIdx.x / p.groups_n, bj = blockIdx.x % p.groups_n;
+  int bi, bj;
+  band_order(blockIdx.x, p.groups_m, p.groups_n, bi, bj);
   for (int rep = 0; rep < p.stride * p.stride; ++rep) {
     const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
     if (ci >= p.blocks_m || cj >= p.blocks_n) continue;

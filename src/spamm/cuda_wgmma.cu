@@ -228,7 +228,8 @@ __global__ void __launch_bounds__(wg_threads, 1)
   const int sub_n = BN > p.tile ? BN >> p.shift : 1;
   const int steps_per_tile = p.tile * wgmma_format<Type>::bytes / wg_row_bytes;
   const int k_per_step = wg_row_bytes / wgmma_format<Type>::bytes;
-  const int bi = blockIdx.x / p.groups_n, bj = blockIdx.x % p.groups_n;
+  int bi, bj;
+  band_order(blockIdx.x, p.groups_m, p.groups_n, bi, bj);
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
@@ -382,8 +383,9 @@ CUtensorMap tensor_map(const void* base, int rows, int kp, int box_rows) {
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS)
-    throw runtime_error(detail::concat("nearsparse::spamm::multiply: cuTensorMapEncodeTiled failed (",
-                                       int(status), ") for a ", rows, " x ", kp, " operand"));
+    throw runtime_error(
+        detail::concat("nearsparse::spamm::multiply: cuTensorMapEncodeTiled failed (", int(status),
+                       ") for a ", rows, " x ", kp, " operand"));
   return map;
 }
 
@@ -476,13 +478,13 @@ bool wgmma_supports(int device, spamm_precision precision, int tile) {
   return d.major == 9 && d.minor == 0 && tensor_core && (tile == 64 || tile == 128);
 }
 
-void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem,
-                    double alpha, double beta, float* c, std::size_t s0, std::size_t s1) {
+void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem, double alpha,
+                    double beta, float* c, std::size_t s0, std::size_t s1) {
   multiply_any(stream, device, problem, alpha, beta, c, s0, s1);
 }
 
-void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem,
-                    double alpha, double beta, double* c, std::size_t s0, std::size_t s1) {
+void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem, double alpha,
+                    double beta, double* c, std::size_t s0, std::size_t s1) {
   multiply_any(stream, device, problem, alpha, beta, c, s0, s1);
 }
 

@@ -17,9 +17,9 @@ bool wgmma_supports(int device, spamm_precision precision, int tile);
 
 /// C = alpha * (kept products of A and B) + beta * C on `stream`, C (m x n) at c with element
 /// (i, j) at c[i*s0 + j*s1]. Requires wgmma_supports(device, problem.precision, tile).
-void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem,
-                    double alpha, double beta, float* c, std::size_t s0, std::size_t s1);
-void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem,
-                    double alpha, double beta, double* c, std::size_t s0, std::size_t s1);
+void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem, double alpha,
+                    double beta, float* c, std::size_t s0, std::size_t s1);
+void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& problem, double alpha,
+                    double beta, double* c, std::size_t s0, std::size_t s1);
 
 }  // namespace nearsparse::detail::spamm

@@ -64,8 +64,7 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
       GENERATE(nearsparse::spamm_kernel::automatic, nearsparse::spamm_kernel::portable,
                nearsparse::spamm_kernel::mma_sync);
   // mma_sync differs from automatic only on CUDA (where a Hopper GPU takes wgmma otherwise).
-  if (kernel == nearsparse::spamm_kernel::mma_sync && !on_cuda<exec_space>())
-    return;
+  if (kernel == nearsparse::spamm_kernel::mma_sync && !on_cuda<exec_space>()) return;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
   matrix<exec_space> a("A", s.m, s.k), b("B", s.k, s.n);
   nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
