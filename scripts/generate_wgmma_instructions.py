@@ -17,6 +17,7 @@ HEADER = """#pragma once
 // this thread in the layout of the PTX ISA (n8 block j: rows g and g + 8, columns 8j + 2t and
 // 8j + 2t + 1, g = lane / 4, t = lane % 4, in the rows of this warp within the warpgroup).
 // Outside an sm_90a compilation the bodies are empty; the kernel never runs there.
+// clang-format off
 
 #include <cstdint>
 
@@ -59,7 +60,7 @@ def main():
     for t in TYPES:
         for n in WIDTHS:
             lines += shape(*t, n)
-    lines += ["", "}  // namespace nearsparse::detail::spamm", ""]
+    lines += ["", "}  // namespace nearsparse::detail::spamm", "// clang-format on", ""]
     target = pathlib.Path(__file__).resolve().parent.parent / "src/spamm/wgmma_instructions.hpp"
     target.write_text("\n".join(lines))
 

@@ -8,12 +8,13 @@
 //     "full" mbarrier completes when its bytes have landed; its "empty" one when both consumer
 //     warpgroups are done reading it.
 //   - warpgroups 1 and 2, the consumers: rows 0-63 and 64-127 of the block, with their
-//     64 x BN accumulators in registers. For each step they issue wgmma over the stage, one
-//     instruction per run of adjacent 64-column quarters whose output tile keeps that k, so
-//     exactly the kept tile products are summed (tiles are 64 or 128: a quarter never straddles
-//     two tiles). A warpgroup keeps one step's MMAs in flight while it waits for the next stage.
+//     64 x BN accumulators in registers. For each step they issue wgmma over the stage so that
+//     exactly the kept tile products are summed (tiles are 64 or 128: a 64-column quarter never
+//     straddles two tiles; see issue_full and issue_split). A warpgroup keeps one step's MMAs in
+//     flight while it waits for the next stage.
 // The kept list (the per-tile bitmaps compacted into map_offset) is built first by all threads,
-// as in the mma.sync kernel, and the load-balance stride s of section 3.5.1 is the same loop.
+// with the k that every tile of the block keeps first (build_ordered_list); the load-balance
+// stride s of section 3.5.1 and the block order are those of the mma.sync kernel.
 // Registers move to the consumers with setmaxnreg: 40 for the producer, 232 for each consumer.
 #include "cuda_wgmma.hpp"
 

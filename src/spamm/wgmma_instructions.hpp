@@ -8,6 +8,7 @@
 // this thread in the layout of the PTX ISA (n8 block j: rows g and g + 8, columns 8j + 2t and
 // 8j + 2t + 1, g = lane / 4, t = lane % 4, in the rows of this warp within the warpgroup).
 // Outside an sm_90a compilation the bodies are empty; the kernel never runs there.
+// clang-format off
 
 #include <cstdint>
 
@@ -381,3 +382,4 @@ struct wgmma_op<wgmma_tf32, 256> {
 };
 
 }  // namespace nearsparse::detail::spamm
+// clang-format on
