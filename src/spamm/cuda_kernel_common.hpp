@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace nearsparse::detail::spamm {
@@ -63,6 +64,46 @@ inline std::size_t list_bytes(int kt) {
   return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4;
 }
 
+/// Device attributes the launches need, read once per device: a query costs about as much as a
+/// launch.
+struct device_info {
+  int multiprocessors = 0, shared_memory_optin = 0, major = 0, minor = 0;
+};
+inline const device_info& info_of(int device) {
+  static device_info cache[64];
+  static std::once_flag once[64];
+  if (device < 0 || device >= 64)
+    throw runtime_error("nearsparse::spamm: CUDA device id out of range");
+  std::call_once(once[device], [device] {
+    device_info& d = cache[device];
+    cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, device);
+    cudaDeviceGetAttribute(&d.shared_memory_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, device);
+  });
+  return cache[device];
+}
+
+/// Checks that a launch's `bytes` of shared memory fit the device, and raises the kernel's
+/// dynamic limit when they exceed what it was raised to on that device before (raised_to, one
+/// entry per device; the attribute call costs about a launch, so it is not repeated).
+template <class Kernel>
+void set_shared_memory(int device, Kernel kernel, std::size_t bytes, std::size_t (&raised_to)[64]) {
+  const int limit = info_of(device).shared_memory_optin;
+  if (bytes > static_cast<std::size_t>(limit))
+    throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
+                                     " bytes of shared memory per block; the device offers ",
+                                     limit));
+  if (bytes > raised_to[device]) {
+    const cudaError_t status = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (status != cudaSuccess)
+      throw runtime_error(detail::concat("nearsparse::spamm::multiply: cannot grant ", bytes,
+                                         " bytes of shared memory: ", cudaGetErrorString(status)));
+    raised_to[device] = bytes;
+  }
+}
+
 inline void check_launch(const char* what) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
@@ -85,13 +126,12 @@ __device__ __forceinline__ void band_order(int index, int groups_m, int groups_n
   bj = r / rows;
 }
 
-/// The kept list of one thread block whose output tiles start at (ti0, tj0) and span
-/// sub_m x sub_n tiles. masks[k]: bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v)
-/// keeps k. list[0 .. count-1]: the k with any bit set, ascending. All THREADS threads call it.
+/// The per-k masks of one thread block whose output tiles start at (ti0, tj0) and span
+/// sub_m x sub_n tiles: masks[k] has bit (u * sub_n + v) set when output tile (ti0 + u, tj0 + v)
+/// keeps k. All THREADS threads call it; the caller synchronizes before reading the masks.
 template <int THREADS>
-__device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
-                               std::uint16_t* masks, int* list) {
-  __shared__ int count;
+__device__ void build_kept_masks(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
+                                 std::uint16_t* masks) {
   for (int k = threadIdx.x; k < p.kt; k += THREADS) {
     unsigned mask = 0;
     for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u) {
@@ -101,6 +141,15 @@ __device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub
     }
     masks[k] = static_cast<std::uint16_t>(mask);
   }
+}
+
+/// The kept list of such a block: build_kept_masks, then list[0 .. count-1] the k with any bit
+/// set, ascending. All THREADS threads call it.
+template <int THREADS>
+__device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub_m, int sub_n,
+                               std::uint16_t* masks, int* list) {
+  __shared__ int count;
+  build_kept_masks<THREADS>(p, ti0, tj0, sub_m, sub_n, masks);
   __syncthreads();
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;

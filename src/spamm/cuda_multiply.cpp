@@ -423,54 +423,14 @@ __global__ void __launch_bounds__(fma_threads)
 
 // ---------------------------------------------------------------------------------------------
 // Launching.
-// Device attributes, read once per device: a launch costs microseconds, a query as much again.
-struct device_limits {
-  int multiprocessors = 1;
-  int shared_memory_optin = 48 * 1024;
-};
-const device_limits& limits_of(const Kokkos::Cuda& exec) {
-  static device_limits cache[64];
-  static bool known[64] = {};
-  const int device = exec.cuda_device();
-  if (device < 0 || device >= 64)
-    throw runtime_error("nearsparse::spamm: CUDA device id out of range");
-  if (!known[device]) {
-    cudaDeviceGetAttribute(&cache[device].multiprocessors, cudaDevAttrMultiProcessorCount, device);
-    cudaDeviceGetAttribute(&cache[device].shared_memory_optin,
-                           cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    known[device] = true;
-  }
-  return cache[device];
-}
-
-// Raises a kernel's dynamic shared-memory limit when a launch needs more than it was raised to
-// before (the attribute call costs about as much as a launch, so it is not repeated).
-template <class Kernel>
-void set_shared_memory(const Kokkos::Cuda& exec, Kernel kernel, std::size_t bytes,
-                       std::size_t& raised_to) {
-  const int limit = limits_of(exec).shared_memory_optin;
-  if (bytes > static_cast<std::size_t>(limit))
-    throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
-                                     " bytes of shared memory per block; the device offers ",
-                                     limit));
-  if (bytes > raised_to) {
-    const cudaError_t status = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (status != cudaSuccess)
-      throw runtime_error(detail::concat("nearsparse::spamm::multiply: cannot grant ", bytes,
-                                         " bytes of shared memory: ", cudaGetErrorString(status)));
-    raised_to = bytes;
-  }
-}
-
 template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
 void launch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
                 CT* c, std::size_t s0, std::size_t s1) {
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, BM, BN);
   auto kernel = mma_kernel<T, BM, BN, WARPS_M, WARPS_N, CT>;
   const std::size_t bytes = mma_pipeline_bytes<T, BM, BN>() + list_bytes(p.kt);
-  static std::size_t raised_to = 0;
-  set_shared_memory(exec, kernel, bytes, raised_to);
+  static std::size_t raised_to[64] = {};
+  set_shared_memory(exec.cuda_device(), kernel, bytes, raised_to);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("tensor-core kernel");
@@ -481,7 +441,7 @@ template <class T, class CT>
 void dispatch_mma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alpha, double beta,
                   CT* c, std::size_t s0, std::size_t s1) {
   const long big = long((pr.geo.m + 127) / 128) * ((pr.geo.n + 127) / 128);
-  if (big >= limits_of(exec).multiprocessors) {
+  if (big >= info_of(exec.cuda_device()).multiprocessors) {
     launch_mma<T, 128, 128, 2, 4>(exec, pr, alpha, beta, c, s0, s1);
   } else {
     launch_mma<T, 64, 64, 2, 2>(exec, pr, alpha, beta, c, s0, s1);
@@ -494,8 +454,8 @@ void launch_fma(const Kokkos::Cuda& exec, const multiply_problem& pr, double alp
   const kernel_params p = make_params(pr, alpha, beta, s0, s1, fma_bm, fma_bn);
   auto kernel = fma_kernel<CT>;
   const std::size_t bytes = list_bytes(p.kt);
-  static std::size_t raised_to = 0;
-  set_shared_memory(exec, kernel, bytes, raised_to);  // the dynamic part: masks and list
+  static std::size_t raised_to[64] = {};
+  set_shared_memory(exec.cuda_device(), kernel, bytes, raised_to);  // dynamic: masks and list
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, fma_threads, bytes, exec.cuda_stream()>>>(p, c);
   check_launch("FMA kernel");

@@ -24,7 +24,6 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
-#include <mutex>
 #include <type_traits>
 
 namespace nearsparse::detail::spamm {
@@ -163,15 +162,7 @@ __device__ int build_ordered_list(const kernel_params& p, int ti0, int tj0, int 
   unsigned all = 0;  // the bits of the output tiles that exist
   for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u)
     for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v) all |= 1u << (u * sub_n + v);
-  for (int k = threadIdx.x; k < p.kt; k += wg_threads) {
-    unsigned mask = 0;
-    for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u) {
-      const double na = p.an[std::size_t(ti0 + u) * p.kt + k];
-      for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v)
-        if (na * p.bn[std::size_t(k) * p.nt + tj0 + v] >= p.tau) mask |= 1u << (u * sub_n + v);
-    }
-    masks[k] = static_cast<std::uint16_t>(mask);
-  }
+  build_kept_masks<wg_threads>(p, ti0, tj0, sub_m, sub_n, masks);
   __syncthreads();
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
@@ -232,16 +223,24 @@ __global__ void __launch_bounds__(wg_threads, 1)
   int bi, bj;
   band_order(blockIdx.x, p.groups_m, p.groups_n, bi, bj);
 
+  // Output block `rep` of this thread block (the stride of section 3.5.1): its origin and kept
+  // list, or false past C's edge. All threads build the list, so both roles call it in step.
+  auto open_block = [&](int rep, int& i0, int& j0, int& count, int& full_count) {
+    const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
+    if (ci >= p.blocks_m || cj >= p.blocks_n) return false;
+    i0 = ci * wg_bm;
+    j0 = cj * BN;
+    count =
+        build_ordered_list(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks, list, &full_count);
+    return true;
+  };
+
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     unsigned it = 0;  // steps issued so far, over all the block's output blocks
     for (int rep = 0; rep < p.stride * p.stride; ++rep) {
-      const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
-      if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
-      const int i0 = ci * wg_bm, j0 = cj * BN;
-      int full_count;
-      const int count = build_ordered_list(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks,
-                                           list, &full_count);
+      int i0, j0, count, full_count;
+      if (!open_block(rep, i0, j0, count, full_count)) continue;
       const int steps = count * steps_per_tile;
       if (threadIdx.x == 0) {
         for (int step = 0; step < steps; ++step, ++it) {
@@ -266,12 +265,8 @@ __global__ void __launch_bounds__(wg_threads, 1)
     for (int q = 0; q < quarters; ++q) quarter_sub[q] = BN > p.tile ? (64 * q) >> p.shift : 0;
     unsigned it = 0;
     for (int rep = 0; rep < p.stride * p.stride; ++rep) {
-      const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
-      if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
-      const int i0 = ci * wg_bm, j0 = cj * BN;
-      int full_count;
-      const int count = build_ordered_list(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks,
-                                           list, &full_count);
+      int i0, j0, count, full_count;
+      if (!open_block(rep, i0, j0, count, full_count)) continue;
       const int steps = count * steps_per_tile, full_steps = full_count * steps_per_tile;
       float acc[R];
 #pragma unroll
@@ -317,11 +312,11 @@ __global__ void __launch_bounds__(wg_threads, 1)
       const int g = lane >> 2, t = lane & 3;
       const int row0 = i0 + 64 * half + 16 * warp + g;
       // Each thread holds pairs of adjacent columns: with rows contiguous and pairs aligned,
-      // they go out as one vector store each, so a warp writes whole 32-byte sectors.
+      // a float C takes them as one vector store each, so a warp writes whole 32-byte sectors.
       // (Double C is written element by element: its pair stores cost the registers that the
       // MMA pipeline needs.)
-      const bool pairs = std::is_same_v<CT, float> && p.s1 == 1 && p.s0 % 2 == 0 &&
-                         reinterpret_cast<std::uintptr_t>(c) % (2 * sizeof(CT)) == 0;
+      const bool pairs =
+          p.s1 == 1 && p.s0 % 2 == 0 && reinterpret_cast<std::uintptr_t>(c) % (2 * sizeof(CT)) == 0;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
@@ -331,19 +326,20 @@ __global__ void __launch_bounds__(wg_threads, 1)
           CT* out = c + row * p.s0 + col * p.s1;
           CT v0 = alpha * static_cast<CT>(acc[4 * j + 2 * h]);
           CT v1 = alpha * static_cast<CT>(acc[4 * j + 2 * h + 1]);
-          if (pairs && col + 1 < p.n) {
-            using pair = std::conditional_t<std::is_same_v<CT, float>, float2, double2>;
-            pair* o = reinterpret_cast<pair*>(out);  // not taken for double
-            if (beta != CT(0)) {
-              const pair old = *o;
-              v0 += beta * old.x;
-              v1 += beta * old.y;
+          if constexpr (std::is_same_v<CT, float>) {
+            if (pairs && col + 1 < p.n) {
+              float2* o = reinterpret_cast<float2*>(out);
+              if (beta != CT(0)) {
+                const float2 old = *o;
+                v0 += beta * old.x;
+                v1 += beta * old.y;
+              }
+              *o = float2{v0, v1};
+              continue;
             }
-            *o = pair{v0, v1};
-          } else {
-            if (col < p.n) out[0] = beta == CT(0) ? v0 : v0 + beta * out[0];
-            if (col + 1 < p.n) out[p.s1] = beta == CT(0) ? v1 : v1 + beta * out[p.s1];
           }
+          if (col < p.n) out[0] = beta == CT(0) ? v0 : v0 + beta * out[0];
+          if (col + 1 < p.n) out[p.s1] = beta == CT(0) ? v1 : v1 + beta * out[p.s1];
         }
       }
       __syncthreads();
@@ -390,24 +386,6 @@ CUtensorMap tensor_map(const void* base, int rows, int kp, int box_rows) {
   return map;
 }
 
-struct device_info {
-  int multiprocessors = 0, shared_memory_optin = 0, major = 0, minor = 0;
-};
-const device_info& info_of(int device) {
-  static device_info cache[64];
-  static std::once_flag once[64];
-  if (device < 0 || device >= 64)
-    throw runtime_error("nearsparse::spamm: CUDA device id out of range");
-  std::call_once(once[device], [device] {
-    device_info& d = cache[device];
-    cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, device);
-    cudaDeviceGetAttribute(&d.shared_memory_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, device);
-  });
-  return cache[device];
-}
-
 template <class Type, int BN, int STAGES, class CT>
 void launch(cudaStream_t stream, int device, const multiply_problem& pr, double alpha, double beta,
             CT* c, std::size_t s0, std::size_t s1) {
@@ -416,22 +394,8 @@ void launch(cudaStream_t stream, int device, const multiply_problem& pr, double 
   const CUtensorMap map_b = tensor_map<Type>(pr.b, pr.geo.np, pr.geo.kp, BN);
   auto kernel = wgmma_kernel<Type, BN, STAGES, CT>;
   const std::size_t bytes = wgmma_layout<BN, STAGES>::bytes(p.kt);
-  const int limit = info_of(device).shared_memory_optin;
-  if (bytes > static_cast<std::size_t>(limit))
-    throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
-                                     " bytes of shared memory per block; the device offers ",
-                                     limit));
-  // The attribute is per kernel and device; setting it costs about a launch, so only growth
-  // sets it again.
   static std::size_t raised_to[64] = {};
-  if (bytes > raised_to[device]) {
-    const cudaError_t status =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-    if (status != cudaSuccess)
-      throw runtime_error(detail::concat("nearsparse::spamm::multiply: cannot grant ", bytes,
-                                         " bytes of shared memory: ", cudaGetErrorString(status)));
-    raised_to[device] = bytes;
-  }
+  set_shared_memory(device, kernel, bytes, raised_to);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, wg_threads, bytes, stream>>>(map_a, map_b, p, c);
   check_launch("wgmma kernel");
