@@ -7,10 +7,10 @@
 // map_offset array), with one warp and ballots. It then streams the listed tiles of k through a
 // multi-stage cp.async pipeline (double buffering generalised) and multiplies:
 //   - mma_kernel: tensor cores through mma.sync for fp16/bf16 (m16n8k16), tf32 (m16n8k8) and
-//     fp64 (m16n8k16 from compute capability 9.0, m8n8k4 before). Each warp owns a WM x WN block of C; an MMA whose output tile does not keep
-//     the current k is skipped, so exactly the kept products are summed. Thread blocks of
-//     128 x 128 (64 x 64 when 128 x 128 blocks would not fill the device) feed the tensor cores
-//     far better than the paper's 32 x 32 tiles.
+//     fp64 (m16n8k16 from compute capability 9.0, m8n8k4 before). Each warp owns a WM x WN block of
+//     C; an MMA whose output tile does not keep the current k is skipped, so exactly the kept
+//     products are summed. Thread blocks of 128 x 128 (64 x 64 when 128 x 128 blocks would not fill
+//     the device) feed the tensor cores far better than the paper's 32 x 32 tiles.
 //   - fma_kernel: fp32 with plain FMA, 128 x 128 blocks, 8 x 8 outputs per thread, operands
 //     staged through registers into transposed, padded shared memory, double buffered.
 // Both take the load-balance stride s of section 3.5.1: block b computes blocks
@@ -149,11 +149,11 @@ struct mma_fp64 {
 };
 
 // fp64 on compute capability 9.0 and later: m16n8k16, the shape that reaches Hopper's FP64
-// tensor rate (m8n8k4 above runs at about the rate of the previous generation: 0.40x cuBLAS
-// DGEMM against 0.67x at N = 8192, perf/RESULTS.md). The k slots are relabelled: slot t + 4j of
-// lane t (t = lane % 4) holds k = 4t + j, in A and B alike, so the sum is unchanged and each
-// lane's four k of a row are adjacent and load as two 16-byte words. Rows of BK + 2 doubles put
-// the eight lanes of each quarter-warp on distinct banks.
+// tensor rate (m8n8k4 above runs at about the rate of the previous generation: at N = 8192 on an
+// H100, 0.40x of cuBLAS DGEMM against 0.60x-0.68x, perf/RESULTS.md). The k slots are relabelled:
+// slot t + 4j of lane t (t = lane % 4) holds k = 4t + j, in A and B alike, so the sum is
+// unchanged and each lane's four k of a row are adjacent and load as two 16-byte words. Rows of
+// BK + 2 doubles put the eight lanes of each quarter-warp on distinct banks.
 struct mma_fp64_k16 {
   using storage = double;
   using acc = double;
@@ -195,8 +195,12 @@ struct mma_fp64_k16 {
     __trap();  // never launched: fp64_k16_runs() is false for code built below sm_90
 #endif
   }
-  __device__ static int c_row(int lane, int e) { return (lane >> 2) + (e >> 1) * 8; }
-  __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + (e & 1); }
+  __device__ static int c_row(int lane, int e) {
+    return (lane >> 2) + (e >> 1) * 8;
+  }
+  __device__ static int c_col(int lane, int e) {
+    return (lane & 3) * 2 + (e & 1);
+  }
 };
 
 // One step of a warp: its AM x AN MMA atoms over BK values of k from shared memory, each atom
