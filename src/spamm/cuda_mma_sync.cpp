@@ -547,7 +547,11 @@ void multiply_any(cudaStream_t stream, int device, const multiply_problem& pr, d
   if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
   switch (pr.precision) {
     case spamm_precision::fp64:
-      if (fp64_k16_runs(device)) {
+      // m16n8k16 stages take 209 KB of shared memory; a k of more than about 3900 tiles leaves
+      // no room for the kept list beside them, and m8n8k4 (123 KB) runs it instead.
+      if (fp64_k16_runs(device) &&
+          mma_pipeline_bytes<mma_fp64_k16, 128, 128>() + list_bytes(pr.geo.kt) <=
+              std::size_t(info_of(device).shared_memory_optin)) {
         dispatch_mma<mma_fp64_k16>(stream, device, pr, alpha, beta, c, s0, s1);
       } else {
         dispatch_mma<mma_fp64>(stream, device, pr, alpha, beta, c, s0, s1);
