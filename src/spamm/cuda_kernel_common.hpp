@@ -143,6 +143,21 @@ __device__ void build_kept_masks(const kernel_params& p, int ti0, int tj0, int s
   }
 }
 
+/// Run by one warp: appends to list, from position base, the k < kt whose mask passes
+/// take(mask), in ascending order, compacted with ballots; returns the new end.
+template <class Take>
+__device__ int append_kept(const std::uint16_t* masks, int kt, int* list, int base, Take take) {
+  const int lane = threadIdx.x & 31;
+  for (int k0 = 0; k0 < kt; k0 += 32) {
+    const int k = k0 + lane;
+    const bool keep = k < kt && take(unsigned(masks[k]));
+    const unsigned ballot = __ballot_sync(0xffffffffu, keep);
+    if (keep) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
+    base += __popc(ballot);
+  }
+  return base;
+}
+
 /// The kept list of such a block: build_kept_masks, then list[0 .. count-1] the k with any bit
 /// set, ascending. All THREADS threads call it.
 template <int THREADS>
@@ -152,16 +167,8 @@ __device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub
   build_kept_masks<THREADS>(p, ti0, tj0, sub_m, sub_n, masks);
   __syncthreads();
   if (threadIdx.x < 32) {
-    const int lane = threadIdx.x;
-    int base = 0;
-    for (int k0 = 0; k0 < p.kt; k0 += 32) {
-      const int k = k0 + lane;
-      const bool keep = k < p.kt && masks[k] != 0;
-      const unsigned ballot = __ballot_sync(0xffffffffu, keep);
-      if (keep) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
-      base += __popc(ballot);
-    }
-    if (lane == 0) count = base;
+    const int end = append_kept(masks, p.kt, list, 0, [](unsigned mask) { return mask != 0; });
+    if (threadIdx.x == 0) count = end;
   }
   __syncthreads();
   return count;

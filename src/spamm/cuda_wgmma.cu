@@ -165,18 +165,12 @@ __device__ int build_ordered_list(const kernel_params& p, int ti0, int tj0, int 
   build_kept_masks<wg_threads>(p, ti0, tj0, sub_m, sub_n, masks);
   __syncthreads();
   if (threadIdx.x < 32) {
-    const int lane = threadIdx.x;
-    int base = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (int k0 = 0; k0 < p.kt; k0 += 32) {
-        const int k = k0 + lane;
-        const unsigned mask = k < p.kt ? masks[k] : 0u;
-        const bool take = pass == 0 ? mask == all : mask != 0 && mask != all;
-        const unsigned ballot = __ballot_sync(0xffffffffu, take);
-        if (take) list[base + __popc(ballot & ((1u << lane) - 1u))] = k;
-        base += __popc(ballot);
-      }
-      if (lane == 0) counts[pass] = base;
+    const int first = append_kept(masks, p.kt, list, 0, [all](unsigned m) { return m == all; });
+    const int end =
+        append_kept(masks, p.kt, list, first, [all](unsigned m) { return m != 0 && m != all; });
+    if (threadIdx.x == 0) {
+      counts[0] = first;
+      counts[1] = end;
     }
   }
   __syncthreads();
