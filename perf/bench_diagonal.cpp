@@ -4,7 +4,8 @@
 //   diag/banded/cuda/n<n>/w<w>        A and B banded with half-band w (2w + 1 diagonals).
 //   diag/structured/cuda/n<n>/<dgA>x<dgB>   A and B with dgA and dgB randomly placed diagonals.
 // Ours: the HM product (output-stationary kernel), whole call (symbolic phase, C's allocation,
-// kernel); on the bands also the CDM product (Algorithm 1), whole and with a reused plan.
+// kernel; on wide bands the band tiles); on the bands also the CDM product (Algorithm 1), whole
+// and with a reused plan.
 // Each row times, in the same process, interleaved: cuSPARSE SpGEMM (whole call sequence) and
 // Kokkos Kernels spgemm (symbolic + numeric) on the same matrices in CSR; the same algorithm on
 // Kokkos::Serial (the published GPU-over-sequential-CPU ratio) and on OpenMP; for nearly dense C,
@@ -155,6 +156,14 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
       {"hm_c_allocation", [=] { const auto m = plan.make_c_uninitialized(exec); }, 0, 1, false});
   others.push_back(
       {"hm_plan_reused", [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused); }, 0, 1, false});
+  // The pair-by-pair kernel with the reused plan, whichever kernel the plan picks (on wide bands
+  // "hm_plan_reused" and "ours" run the band tiles).
+  others.push_back({"hm_pairs_plan_reused",
+                    [=] {
+                      nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(),
+                                                              b.values(), 0.0, c_reused.values());
+                    },
+                    0, 1, false});
   others.push_back(
       {"hm_atomic_plan_reused",
        [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, nd::hm_algorithm::atomic); }, 0, 1,
@@ -204,6 +213,7 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
   state.counters["c_nnz_cusparse"] = double(vendor->c_nnz());
   state.counters["c_density"] = c_density;
   state.counters["dg_c"] = double(plan.c_offsets().size());
+  state.counters["band_tiles"] = plan.band_tiles() ? 1 : 0;
 }
 #endif
 

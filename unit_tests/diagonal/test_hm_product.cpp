@@ -15,6 +15,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace nd = nearsparse::diagonal;
@@ -230,9 +231,10 @@ TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", 
                         nearsparse::enabled_execution_spaces) {
   // On a GPU the one-call product of a small C runs the fused CUDA kernel (C's structure in the
   // kernel's parameters, pairs found per block, C's device offsets and starts written by the
-  // kernel); larger ones and every reused plan run the portable kernel. Both sum the pairs in the
-  // same order. Shapes: several 256-position chunks per diagonal, each capacity of the fused
-  // kernel (up to 64, 512 and 2048 diagonals of C), and operands past its limits.
+  // kernel), a wide band the band tiles, and larger ones the portable kernel, which computes
+  // `want` here. All sum the pairs in the same order. Shapes: several 256-position chunks per
+  // diagonal, each capacity of the fused kernel (up to 64, 512 and 2048 diagonals of C), and
+  // operands past its limits.
   const TestType exec;
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
@@ -256,6 +258,8 @@ TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", 
        nd::banded_offsets(1200, 1200, 550, 550)},
       {"1300, 60 x 50 diagonals (C past 2048)", 1300, 1300, 1300,
        nd::random_offsets(1300, 1300, 60, seed + 2), nd::random_offsets(1300, 1300, 50, seed + 3)},
+      {"band 900, half-bands 40 and 30 (band tiles on CUDA)", 900, 900, 900,
+       nd::banded_offsets(900, 900, 40, 40), nd::banded_offsets(900, 900, 30, 30)},
   };
   for (const auto& c : shapes)
     for (const auto op_a : {nd::op::none, nd::op::transpose})
@@ -268,7 +272,11 @@ TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", 
                                              tb ? negated(c.b_offsets) : c.b_offsets, seed + 5);
         const nd::hm_product_plan<double, mem> plan(exec, a, b, op_a, op_b);
         auto want = plan.make_c(exec);
-        nd::multiply(exec, plan, 1.0, a, b, 0.0, want);
+        if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible)
+          nd::multiply(exec, plan, 1.0, a, b, 0.0, want);
+        else  // the pair kernel, whichever kernel multiply() would pick
+          nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(), b.values(),
+                                                  0.0, want.values());
         const auto got = nd::multiply(exec, a, b, op_a, op_b);
         REQUIRE(got.host_offsets() == plan.c_offsets());
         REQUIRE(got.host_starts() == want.host_starts());
@@ -292,4 +300,128 @@ TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", 
         // The same sums in the same order; only contraction into FMAs may differ.
         CHECK(worst <= 1e-14 * std::max(scale, 1.0));
       }
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+namespace {
+
+// The band tiles (CUDA) against the pair kernel and the dense product: C = alpha op(A) op(B) +
+// beta C on a C with random values.
+template <class Scalar>
+void check_band_tiles(const Kokkos::Cuda& exec, const hm_case& c, nd::op op_a, nd::op op_b,
+                      bool tensor_cores, std::uint64_t seed) {
+  using mem = Kokkos::Cuda::memory_space;
+  const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+  INFO(c.name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b)
+              << (sizeof(Scalar) == 8 ? ", double" : ", float")
+              << (tensor_cores ? "" : ", FMA form") << ", seed " << seed);
+  const auto a = nd::random_hm<Scalar>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
+                                       ta ? negated(c.a_offsets) : c.a_offsets, seed);
+  const auto b = nd::random_hm<Scalar>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
+                                       tb ? negated(c.b_offsets) : c.b_offsets, seed + 1);
+  const nd::hm_product_plan<Scalar, mem> plan(exec, a, b, op_a, op_b);
+  auto tiles = plan.make_c(exec), pairs = plan.make_c(exec);
+  nearsparse::fill_random(exec, tiles.values(), seed + 2, -1.0, 1.0);
+  Kokkos::deep_copy(exec, pairs.values(), tiles.values());
+  const auto c0 = ref::dense_of(exec, tiles);
+  const double alpha = -0.75, beta = 1.5;
+  nd::detail::cuda_hm_band_multiply(exec, alpha, a, op_a, b, op_b, beta, tiles, tensor_cores);
+  nd::detail::hm_output_stationary_device(exec, plan.device(), Scalar(alpha), a.values(),
+                                          b.values(), Scalar(beta), pairs.values());
+  exec.fence();
+  const auto tv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiles.values());
+  const auto pv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pairs.values());
+  double scale = 0, worst = 0;
+  for (std::size_t e = 0; e < pv.extent(0); ++e) {
+    scale = std::max(scale, std::abs(double(pv(e))));
+    worst = std::max(worst, std::abs(double(tv(e)) - double(pv(e))));
+  }
+  // The same terms (the tiles add exact zeros besides); in double the tensor cores sum each
+  // 16-wide slice in an order of their own.
+  CHECK(worst <= 64 * ref::roundoff<Scalar>() * std::max(scale, 1.0));
+  ref::check_product<Scalar>(ref::dense_of(exec, tiles), alpha,
+                             ref::apply_op(ref::dense_of(exec, a), op_a),
+                             ref::apply_op(ref::dense_of(exec, b), op_b), beta, c0);
+}
+
+}  // namespace
+#endif
+
+TEMPLATE_LIST_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense product",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<TestType, Kokkos::Cuda>) {
+    // Both forms of double (fp64 tensor cores where they run, and FMA). Sizes off the 64 x 64
+    // tiles and 16-wide slices; missing diagonals inside the ranges (zeros in the tiles); bands off
+    // the main diagonal; an inner extent shorter than a tile, so that some tiles of C meet no term
+    // and only scale C; a dense product.
+    const TestType exec;
+    const auto seed = nearsparse::test::fresh_seed();
+    const auto offsets_from = [](const int lo, const int hi) {
+      std::vector<int> v;
+      for (int d = lo; d <= hi; ++d) v.push_back(d);
+      return v;
+    };
+    std::vector<int> holes = nd::banded_offsets(150, 200, 20, 35);
+    holes.erase(std::remove_if(holes.begin(), holes.end(),
+                               [](const int d) { return d == 3 || d == 10 || d == -7; }),
+                holes.end());
+    const std::vector<hm_case> shapes = {
+        {"band 333, half-bands 7 and 20", 333, 333, 333, nd::banded_offsets(333, 333, 7, 7),
+         nd::banded_offsets(333, 333, 20, 20)},
+        {"150 x 200 x 90, A's band with holes, B's lopsided", 150, 200, 90, holes,
+         nd::banded_offsets(200, 90, 5, 12)},
+        {"upper bands 5..40 and 0..17", 211, 211, 211, offsets_from(5, 40), offsets_from(0, 17)},
+        {"inner extent 10", 200, 10, 190, nd::banded_offsets(200, 10, 5, 5),
+         nd::banded_offsets(10, 190, 3, 3)},
+        {"dense 97", 97, 97, 97, nd::banded_offsets(97, 97, 96, 96),
+         nd::banded_offsets(97, 97, 96, 96)},
+        {"bandwidth 0", 70, 70, 70, {0}, {0}},
+        {"one element", 1, 1, 1, {0}, {0}},
+    };
+    for (const auto& c : shapes)
+      for (const auto op_a : {nd::op::none, nd::op::transpose})
+        for (const auto op_b : {nd::op::none, nd::op::transpose}) {
+          for (const bool tensor_cores : {true, false})
+            check_band_tiles<double>(exec, c, op_a, op_b, tensor_cores, seed);
+          check_band_tiles<float>(exec, c, op_a, op_b, true, seed);
+        }
+  }
+#endif
+}
+
+TEST_CASE("band tiles are chosen for wide, full bands only", "[diagonal]") {
+  namespace dd = nd::detail;
+  const auto range = [](const std::vector<int>& offsets) {
+    return dd::hm_band_range_of(offsets, false);
+  };
+  // One 64 x 64 tile of a diagonal matrix: four 16-wide slices, every element of the tile.
+  const dd::hm_band_range zero{0, 0, 1};
+  CHECK(dd::hm_band_tile_work(64, 64, 64, zero, zero, zero) == 64.0 * 64 * 64);
+  CHECK(dd::hm_band_tile_work(65, 65, 65, zero, zero, zero) == 64.0 * 64 * 64 + 64.0 * 64 * 16);
+  // A transposed operand's range is its stored range reversed.
+  const auto t = dd::hm_band_range_of({-3, 1, 8}, true);
+  CHECK(t.lo == -8);
+  CHECK(t.hi == 3);
+  CHECK(t.count == 3);
+
+  const auto band = [&](int n, int w) {
+    const auto r = range(nd::banded_offsets(n, n, w, w));
+    const auto c = range(nd::banded_offsets(n, n, 2 * w, 2 * w));
+    const double madds = double(2 * w + 1) * (2 * w + 1) * n;  // up to the corners
+    return dd::hm_band_tiles_pay(n, n, n, r, r, c, madds);
+  };
+  CHECK(band(10240, 100));
+  CHECK(band(10240, 50));
+  CHECK_FALSE(band(1024, 5));   // too little work for the tiles' fixed cost
+  CHECK_FALSE(band(40000, 1));  // too narrow: the tiles would be mostly zeros
+  // The same range with a third of its diagonals: the tiles would mostly multiply zeros.
+  std::vector<int> sparse;
+  for (int d = -300; d <= 300; d += 3) sparse.push_back(d);
+  const auto s = range(sparse);
+  CHECK_FALSE(dd::hm_band_tiles_pay(10000, 10000, 10000, s, s,
+                                    range(nd::banded_offsets(10000, 10000, 600, 600)), 1e9));
+  // Ranges past what a block keeps in shared memory.
+  const auto wide = range(nd::banded_offsets(20000, 20000, 1500, 1500));
+  CHECK_FALSE(dd::hm_band_tiles_pay(20000, 20000, 20000, wide, wide, wide, 1e12));
 }

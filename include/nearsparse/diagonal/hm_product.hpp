@@ -9,6 +9,7 @@
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/cuda_hm_whole.hpp>
+#include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
@@ -61,7 +62,68 @@ struct hm_product_access {
   }
 };
 
+/// Whether the band tiles (detail/hm_band_tiles.hpp) pay for op(A) op(B) with C's structure `s`.
+template <class Scalar, class Mem>
+bool hm_band_tiles_pay_for(const hm_symbolic_product& s, const hm_matrix<Scalar, Mem>& a,
+                           const hm_matrix<Scalar, Mem>& b, op op_a, op op_b) {
+  return hm_band_tiles_pay(s.rows, s.inner, s.cols,
+                           hm_band_range_of(a.host_offsets(), op_a == op::transpose),
+                           hm_band_range_of(b.host_offsets(), op_b == op::transpose),
+                           hm_band_range_of(s.c_offsets, false), s.multiply_adds);
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
+/// C = alpha op(A) op(B) + beta C in band tiles on CUDA; C must have the symbolic product's
+/// structure. tensor_cores = false runs the FMA form where the fp64 tensor cores would (tests).
+template <class Scalar, class Mem>
+void cuda_hm_band_multiply(const Kokkos::Cuda& exec, double alpha, const hm_matrix<Scalar, Mem>& a,
+                           op op_a, const hm_matrix<Scalar, Mem>& b, op op_b, double beta,
+                           const hm_matrix<Scalar, Mem>& c, bool tensor_cores = true) {
+  const bool ta = op_a == op::transpose, tb = op_b == op::transpose;
+  cuda_hm_band_args<Scalar> args;
+  args.m = c.rows();
+  args.k = ta ? a.rows() : a.cols();
+  args.n = c.cols();
+  args.a = {a.offsets().data(), a.starts().data(), ta, hm_band_range_of(a.host_offsets(), ta)};
+  args.b = {b.offsets().data(), b.starts().data(), tb, hm_band_range_of(b.host_offsets(), tb)};
+  args.c = {c.offsets().data(), c.starts().data(), false,
+            hm_band_range_of(c.host_offsets(), false)};
+  args.a_values = a.values().data();
+  args.b_values = b.values().data();
+  args.c_values = c.values().data();
+  args.alpha = Scalar(alpha);
+  args.beta = Scalar(beta);
+  args.tensor_cores = tensor_cores;
+  cuda_hm_band_tiles(exec, args);
+}
+
+/// The whole product in band tiles: C's structure copied up (two small copies), one launch.
+template <class Scalar, class Mem>
+hm_matrix<Scalar, Mem> cuda_hm_band_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
+                                          const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                          hm_symbolic_product s) {
+  using matrix = hm_matrix<Scalar, Mem>;
+  const std::size_t nc = s.c_offsets.size();
+  auto offsets = nearsparse::detail::cached_view<typename matrix::offsets_view>(
+      "nearsparse::hm_product.C.offsets", nc);
+  auto starts = nearsparse::detail::cached_view<typename matrix::starts_view>(
+      "nearsparse::hm_product.C.starts", nc + 1);
+  auto values = nearsparse::detail::cached_view<typename matrix::values_view>(
+      "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back()));
+  // Pageable copies: the sources are consumed before the calls return.
+  Kokkos::deep_copy(
+      exec, offsets,
+      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(s.c_offsets.data(), nc));
+  Kokkos::deep_copy(exec, starts,
+                    Kokkos::View<const index_type*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                        s.c_starts.data(), nc + 1));
+  const auto c = hm_product_access::make_matrix<Scalar, Mem>(
+      s.rows, s.cols, std::move(s.c_offsets), std::move(s.c_starts), std::move(offsets),
+      std::move(starts), std::move(values));
+  cuda_hm_band_multiply(exec, 1.0, a, op_a, b, op_b, 0.0, c);
+  return c;
+}
+
 /// Whether the fused CUDA kernel (detail/cuda_hm_whole.hpp) takes this product.
 inline bool cuda_hm_whole_takes(const hm_symbolic_product& s, int a_diagonals, int b_diagonals) {
   const std::size_t nc = s.c_offsets.size();
@@ -140,6 +202,10 @@ class hm_product_plan {
   std::int64_t pair_count() const { return symbolic_.pair_ptr.back(); }
   /// Floating-point operations of one product (2 per multiply-add).
   double flops() const { return 2 * symbolic_.multiply_adds; }
+  /// Whether the output-stationary product on CUDA computes C in dense tiles over the band
+  /// (operands that fill most of their diagonal range; detail/hm_band_tiles.hpp) rather than
+  /// pair by pair.
+  bool band_tiles() const { return band_tiles_; }
 
   /// A zero C with the product's structure. Like the product, its work is queued on `exec`.
   template <class ExecSpace>
@@ -176,7 +242,8 @@ class hm_product_plan {
         b_cols_(b.cols()),
         a_offsets_(a.host_offsets()),
         b_offsets_(b.host_offsets()),
-        symbolic_(std::move(symbolic)) {
+        symbolic_(std::move(symbolic)),
+        band_tiles_(detail::hm_band_tiles_pay_for(symbolic_, a, b, op_a, op_b)) {
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
                   "hm_product_plan: the execution space cannot reach the matrices' memory");
     build_device(exec, a, b);
@@ -292,6 +359,7 @@ class hm_product_plan {
   int a_rows_, a_cols_, b_rows_, b_cols_;
   std::vector<int> a_offsets_, b_offsets_;
   detail::hm_symbolic_product symbolic_;
+  bool band_tiles_ = false;
   detail::hm_device_pairs<MemorySpace> device_;
   Kokkos::View<int*, MemorySpace> c_offsets_;                // C's, shared with every C made
   Kokkos::View<detail::index_type*, MemorySpace> c_starts_;  // a part of device_.storage
@@ -317,15 +385,23 @@ void multiply(const ExecSpace& exec, const hm_product_plan<Scalar, Mem>& plan, d
     detail::hm_output_stationary_host(exec, plan.device(), Scalar(alpha), a.values(), b.values(),
                                       Scalar(beta), c.values());
   } else {
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
+      if (plan.band_tiles()) {
+        detail::cuda_hm_band_multiply(exec, alpha, a, plan.op_a(), b, plan.op_b(), beta, c);
+        return;
+      }
+#endif
     detail::hm_output_stationary_device(exec, plan.device(), Scalar(alpha), a.values(), b.values(),
                                         Scalar(beta), c.values());
   }
 }
 
 /// C = op(A) op(B), allocated with the diagonal set the symbolic phase finds. On CUDA, with the
-/// output-stationary algorithm, a C of at most 2000 diagonals (A and B of at most 1024) comes
-/// from one fused kernel with no plan on the device (detail/cuda_hm_whole.hpp); otherwise a plan
-/// is made and used once.
+/// output-stationary algorithm, a product in band tiles (see hm_product_plan::band_tiles) needs
+/// no plan on the device, and neither does a C of at most 2000 diagonals (A and B of at most
+/// 1024), which comes from one fused kernel (detail/cuda_hm_whole.hpp); otherwise a plan is made
+/// and used once.
 template <class ExecSpace, class Scalar, class Mem>
 hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& a,
                                 const hm_matrix<Scalar, Mem>& b, op op_a = op::none,
@@ -337,9 +413,12 @@ hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, M
 #ifdef KOKKOS_ENABLE_CUDA
   // A small product on a GPU: one launch, no plan on the device.
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
-    if (algorithm == hm_algorithm::output_stationary &&
-        detail::cuda_hm_whole_takes(symbolic, a.diagonal_count(), b.diagonal_count()))
-      return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(symbolic));
+    if (algorithm == hm_algorithm::output_stationary) {
+      if (detail::hm_band_tiles_pay_for(symbolic, a, b, op_a, op_b))
+        return detail::cuda_hm_band_whole(exec, a, b, op_a, op_b, std::move(symbolic));
+      if (detail::cuda_hm_whole_takes(symbolic, a.diagonal_count(), b.diagonal_count()))
+        return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(symbolic));
+    }
 #endif
   const auto plan =
       detail::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(symbolic));

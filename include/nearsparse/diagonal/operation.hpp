@@ -10,7 +10,8 @@ enum class op { none, transpose };
 /// Kernels for the HM (structured-sparse) product. Both compute the same C.
 enum class hm_algorithm {
   /// One thread per element of C, summing the pairs of diagonals of A and B that meet there.
-  /// No atomics; deterministic. The default.
+  /// No atomics; deterministic. The default. On CUDA, operands that fill most of their diagonal
+  /// range (bands) are multiplied in dense tiles of C instead (hm_product_plan::band_tiles).
   output_stationary,
   /// One thread per stored element of A, adding its products into C with atomics (the published
   /// algorithm). The order of the additions, hence the last bits of C, may vary between runs.

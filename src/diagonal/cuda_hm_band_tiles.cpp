@@ -1,0 +1,338 @@
+// CUDA kernel of HM products in dense tiles over the band; see
+// include/nearsparse/diagonal/detail/hm_band_tiles.hpp.
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
+
+#include <cuda_runtime.h>
+
+#include <limits>
+#include <mutex>
+#include <type_traits>
+
+namespace nearsparse::diagonal::detail {
+
+namespace {
+
+constexpr int tile = hm_band_tile;                  // C tile is tile x tile
+constexpr int slice = hm_band_slice;                // inner indices staged at a time
+constexpr int threads = 256;                        // 8 warps
+constexpr int per_thread = tile * slice / threads;  // values of A (and of B) a thread stages
+constexpr index_type missing = std::numeric_limits<index_type>::min();
+
+template <class Scalar>
+struct params {
+  int m, k, n;
+  hm_band_operand a, b, c;
+  const Scalar* a_values;
+  const Scalar* b_values;
+  Scalar* c_values;
+  Scalar alpha, beta;
+};
+
+// How a block sums its tile from the staged slices. Each path says where value (row ii, inner
+// index jj) of A's slice and (inner index jj, column kk) of B's go in shared memory, sums one
+// slice into its accumulators and puts them into C's staged tile (row-major, leading dimension
+// c_ld).
+//
+// fma_path: 16 x 16 threads with 4 x 4 elements of C each, from slices stored inner index major
+// (float, and double where the fp64 tensor-core path cannot run).
+template <class Scalar>
+struct fma_path {
+  static constexpr int micro = 4;
+  static constexpr int c_ld = tile;
+  static constexpr int slice_values = slice * tile;  // of one operand's slice
+  using accumulators = Scalar[micro][micro];
+  __device__ static int a_at(int ii, int jj) { return jj * tile + ii; }
+  __device__ static int b_at(int jj, int kk) { return jj * tile + kk; }
+  __device__ static void load4(const double* p, double (&v)[micro]) {
+    const double2 x = reinterpret_cast<const double2*>(p)[0];
+    const double2 y = reinterpret_cast<const double2*>(p)[1];
+    v[0] = x.x, v[1] = x.y, v[2] = y.x, v[3] = y.y;
+  }
+  __device__ static void load4(const float* p, float (&v)[micro]) {
+    const float4 x = reinterpret_cast<const float4*>(p)[0];
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+  }
+  __device__ static void sum(accumulators& acc, const Scalar* sa, const Scalar* sb, int tid) {
+    const int tx = tid % (tile / micro), ty = tid / (tile / micro);
+#pragma unroll
+    for (int jj = 0; jj < slice; ++jj) {
+      Scalar av[micro], bv[micro];
+      load4(sa + jj * tile + ty * micro, av);
+      load4(sb + jj * tile + tx * micro, bv);
+#pragma unroll
+      for (int r = 0; r < micro; ++r)
+#pragma unroll
+        for (int c = 0; c < micro; ++c) acc[r][c] = fma(av[r], bv[c], acc[r][c]);
+    }
+  }
+  __device__ static void put(const accumulators& acc, Scalar* c_tile, int tid) {
+    const int tx = tid % (tile / micro), ty = tid / (tile / micro);
+#pragma unroll
+    for (int r = 0; r < micro; ++r)
+#pragma unroll
+      for (int c = 0; c < micro; ++c) c_tile[(ty * micro + r) * c_ld + tx * micro + c] = acc[r][c];
+  }
+};
+
+// dmma_path: double on the fp64 tensor cores (mma.sync m16n8k16, compute capability 9.0), which
+// on an H100 do twice the multiply-adds of the FMA units and need an eighth of the shared-memory
+// loads: each warp owns 32 x 16 elements of C (2 x 2 MMA tiles), one MMA per slice each. Slices
+// are stored row major (A) and column major (B) with rows of 16 + 2 doubles. As in the SpAMM
+// kernel (src/spamm/cuda_mma_sync.cpp), the k slots are relabelled, slot t + 4j of lane t
+// holding k = 4t + j in A and B alike, so that a lane's four k are adjacent.
+struct dmma_path {
+  static constexpr int ld = slice + 2;
+  static constexpr int c_ld = tile + 2;
+  static constexpr int slice_values = tile * ld;
+  using accumulators = double[2][2][4];
+  __device__ static int a_at(int ii, int jj) { return ii * ld + jj; }
+  __device__ static int b_at(int jj, int kk) { return kk * ld + jj; }
+  __device__ static void sum(accumulators& acc, const double* sa, const double* sb, int tid) {
+    const int lane = tid % 32, warp = tid / 32;
+    const double* ra = sa + (warp % 2 * 32 + lane / 4) * ld + lane % 4 * 4;
+    const double* rb = sb + (warp / 2 * 16 + lane / 4) * ld + lane % 4 * 4;
+    double b[2][4];
+#pragma unroll
+    for (int v = 0; v < 2; ++v)
+#pragma unroll
+      for (int q = 0; q < 4; q += 2) {
+        const double2 x = *reinterpret_cast<const double2*>(rb + v * 8 * ld + q);
+        b[v][q] = x.x;
+        b[v][q + 1] = x.y;
+      }
+      // One 16-row half of the warp's A at a time, for registers.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      double a[8];
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int q = 0; q < 4; q += 2) {
+          const double2 v = *reinterpret_cast<const double2*>(ra + (h * 16 + half * 8) * ld + q);
+          a[half + 2 * q] = v.x;
+          a[half + 2 * q + 2] = v.y;
+        }
+#pragma unroll
+      for (int v = 0; v < 2; ++v) {
+        double(&c)[4] = acc[h][v];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+            "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+              "d"(a[7]), "d"(b[v][0]), "d"(b[v][1]), "d"(b[v][2]), "d"(b[v][3]));
+#else
+        __trap();  // never launched: dmma_runs() is false for code built below sm_90
+#endif
+      }
+    }
+  }
+  __device__ static void put(const accumulators& acc, double* c_tile, int tid) {
+    const int lane = tid % 32, warp = tid / 32;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int v = 0; v < 2; ++v)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = warp % 2 * 32 + h * 16 + lane / 4 + (e >> 1) * 8;
+          const int col = warp / 2 * 16 + v * 8 + lane % 4 * 2 + (e & 1);
+          c_tile[row * c_ld + col] = acc[h][v][e];
+        }
+  }
+};
+
+// Values of the tile area: two slices of A and two of B, or C's staged tile.
+template <class Path>
+inline constexpr int tile_values =
+    4 * Path::slice_values > tile* Path::c_ld ? 4 * Path::slice_values : tile* Path::c_ld;
+
+// table[x - lo] = where logical diagonal x of the operand has its "row 0", so that its element
+// in row r is values[table[x - lo] + r] (a position is the smaller of row and column, whether or
+// not the operand is transposed), or `missing` where no diagonal is stored.
+__device__ void fill_table(index_type* table, const hm_band_operand& op) {
+  for (int t = int(threadIdx.x); t < op.range.count; t += threads) {
+    const int stored = __ldg(op.offsets + t);
+    const int d = op.transposed ? -stored : stored;
+    table[d - op.range.lo] = __ldg(op.starts + t) + (d < 0 ? d : 0);
+  }
+}
+
+// The value of diagonal x at row r, or zero outside the operand's range and stored diagonals.
+template <class Scalar>
+__device__ Scalar band_value(const index_type* table, const hm_band_range& range,
+                             const Scalar* values, int x, int r) {
+  if (x < range.lo || x > range.hi) return Scalar(0);
+  const index_type base = table[x - range.lo];
+  return base == missing ? Scalar(0) : __ldg(values + base + r);
+}
+
+// Block (row tile, column tile within the band). Shared memory: two slices of A and of B,
+// reused for C's tile at the end, then the three diagonal tables.
+//
+// Staging walks along diagonals so a warp's global loads are contiguous: A's value number x of a
+// slice is row ii = x mod 64 at inner index (ii + x / 64) mod 16, so 16 consecutive rows read one
+// diagonal; B's is inner index jj = x mod 16 at column (jj + x / 16) mod 64. C's tile leaves the
+// same way. The shared-memory writes along those diagonals fall on distinct banks.
+template <class Scalar, class Path>
+__global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  Scalar* const a_slices = reinterpret_cast<Scalar*>(shared_bytes);  // [2][slice_values]
+  Scalar* const b_slices = a_slices + 2 * Path::slice_values;        // [2][slice_values]
+  Scalar* const c_tile = a_slices;                                   // [tile][c_ld], at the end
+  index_type* const a_table = reinterpret_cast<index_type*>(a_slices + tile_values<Path>);
+  index_type* const b_table = a_table + p.a.range.span();
+  index_type* const c_table = b_table + p.b.range.span();
+
+  const int tid = int(threadIdx.x);
+  const int i0 = int(blockIdx.x) * tile;
+  const int i1 = min(i0 + tile, p.m) - 1;
+  const int k0 = (max(0, i0 + p.c.range.lo) / tile + int(blockIdx.y)) * tile;
+  if (k0 > min(p.n - 1, i1 + p.c.range.hi)) return;  // past the band (the whole block)
+  const int k1 = min(k0 + tile, p.n) - 1;
+  // Inner indices where some row of A's tile and some column of B's meet a stored value.
+  const int jlo = max(max(i0 + p.a.range.lo, k0 - p.b.range.hi), 0);
+  const int jhi = min(min(i1 + p.a.range.hi, k1 - p.b.range.lo), p.k - 1);
+  const int slices = jhi >= jlo ? (jhi - jlo) / slice + 1 : 0;
+
+  const int spans = p.a.range.span() + p.b.range.span() + p.c.range.span();
+  for (int x = tid; x < spans; x += threads) a_table[x] = missing;
+  __syncthreads();
+  fill_table(a_table, p.a);
+  fill_table(b_table, p.b);
+  fill_table(c_table, p.c);
+  __syncthreads();
+
+  Scalar staged_a[per_thread], staged_b[per_thread];
+  const auto load = [&](const int j0) {
+#pragma unroll
+    for (int r = 0; r < per_thread; ++r) {
+      const int x = tid + r * threads;
+      const int ii = x % tile, ia = (ii + x / tile) % slice;
+      const int i = i0 + ii, ja = j0 + ia;
+      staged_a[r] =
+          i < p.m && ja < p.k ? band_value(a_table, p.a.range, p.a_values, ja - i, i) : Scalar(0);
+      const int jb = j0 + x % slice, kk = (x % slice + x / slice) % tile;
+      const int col = k0 + kk;
+      staged_b[r] = jb < p.k && col < p.n ? band_value(b_table, p.b.range, p.b_values, col - jb, jb)
+                                          : Scalar(0);
+    }
+  };
+  const auto store = [&](const int buffer) {
+    Scalar* const sa = a_slices + buffer * Path::slice_values;
+    Scalar* const sb = b_slices + buffer * Path::slice_values;
+#pragma unroll
+    for (int r = 0; r < per_thread; ++r) {
+      const int x = tid + r * threads;
+      const int ii = x % tile;
+      sa[Path::a_at(ii, (ii + x / tile) % slice)] = staged_a[r];
+      const int jj = x % slice;
+      sb[Path::b_at(jj, (jj + x / slice) % tile)] = staged_b[r];
+    }
+  };
+
+  typename Path::accumulators acc = {};
+  if (slices > 0) {
+    load(jlo);
+    store(0);
+    __syncthreads();
+  }
+  for (int s = 0; s < slices; ++s) {
+    // The next slice's loads are in flight while this one is summed.
+    if (s + 1 < slices) load(jlo + (s + 1) * slice);
+    Path::sum(acc, a_slices + (s & 1) * Path::slice_values, b_slices + (s & 1) * Path::slice_values,
+              tid);
+    if (s + 1 < slices) store((s + 1) & 1);
+    __syncthreads();
+  }
+
+  // C's tile through shared memory, then out along its diagonals.
+  Path::put(acc, c_tile, tid);
+  __syncthreads();
+  for (int x = tid; x < tile * tile; x += threads) {
+    const int ii = x % tile, kk = (ii + x / tile) % tile;
+    const int i = i0 + ii, col = k0 + kk, e = col - i;
+    if (i >= p.m || col >= p.n || e < p.c.range.lo || e > p.c.range.hi) continue;
+    const index_type base = c_table[e - p.c.range.lo];
+    if (base == missing) continue;
+    Scalar* const out = p.c_values + base + i;
+    const Scalar sum = c_tile[ii * Path::c_ld + kk];
+    *out = p.beta == Scalar(0) ? p.alpha * sum : p.alpha * sum + p.beta * *out;
+  }
+}
+
+// Whether the tensor-core kernel runs here: compute capability 9.0, and its code compiled for
+// 9.0 or later (a build for an older GPU reaching Hopper through its PTX has only the trap).
+bool dmma_runs() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
+  static bool cache[64];
+  static std::once_flag once[64];
+  std::call_once(once[device], [device] {
+    int major = 0;
+    cudaFuncAttributes attributes{};
+    cache[device] =
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+        major == 9 &&
+        cudaFuncGetAttributes(&attributes, band_tiles<double, dmma_path>) == cudaSuccess &&
+        attributes.ptxVersion >= 90;
+  });
+  return cache[device];
+}
+
+template <class Scalar, class Path>
+void launch_path(const Kokkos::Cuda& exec, const params<Scalar>& p, int spans) {
+  const std::size_t tiles_bytes = std::size_t(tile_values<Path>) * sizeof(Scalar);
+  const std::size_t shared = tiles_bytes + std::size_t(spans) * sizeof(index_type);
+  static std::once_flag attribute;
+  std::call_once(attribute, [tiles_bytes] {
+    cudaFuncSetAttribute(band_tiles<Scalar, Path>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         int(tiles_bytes + std::size_t(hm_band_max_range) * sizeof(index_type)));
+  });
+  // Column tiles a row tile can meet: its 64 rows reach tile - 1 + span(C) columns.
+  const unsigned columns = unsigned((tile - 1 + p.c.range.span()) / tile + 2);
+  const unsigned rows = unsigned((p.m + tile - 1) / tile);
+  band_tiles<Scalar, Path><<<dim3(rows, columns), threads, shared, exec.cuda_stream()>>>(p);
+}
+
+template <class Scalar>
+void launch(const Kokkos::Cuda& exec, const cuda_hm_band_args<Scalar>& args) {
+  const int spans = args.a.range.span() + args.b.range.span() + args.c.range.span();
+  if (args.a.range.count < 1 || args.b.range.count < 1 || args.c.range.count < 1 ||
+      spans > hm_band_max_range)
+    throw nearsparse::invalid_argument(nearsparse::detail::concat(
+        "nearsparse::diagonal::multiply (CUDA band tiles): the diagonal ranges of A, B and C "
+        "must each be non-empty and span at most ",
+        hm_band_max_range, " offsets together; got ", args.a.range.span(), ", ",
+        args.b.range.span(), " and ", args.c.range.span()));
+  if (args.m == 0 || args.n == 0) return;
+  const params<Scalar> p{args.m,        args.k,        args.n,        args.a,     args.b,   args.c,
+                         args.a_values, args.b_values, args.c_values, args.alpha, args.beta};
+  if constexpr (std::is_same_v<Scalar, double>) {
+    if (args.tensor_cores && dmma_runs())
+      launch_path<Scalar, dmma_path>(exec, p, spans);
+    else
+      launch_path<Scalar, fma_path<Scalar>>(exec, p, spans);
+  } else {
+    launch_path<Scalar, fma_path<Scalar>>(exec, p, spans);
+  }
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw nearsparse::runtime_error(nearsparse::detail::concat(
+        "nearsparse::diagonal::multiply (CUDA band tiles): the kernel's launch failed: ",
+        cudaGetErrorString(status)));
+}
+
+}  // namespace
+
+void cuda_hm_band_tiles(const Kokkos::Cuda& exec, const cuda_hm_band_args<double>& args) {
+  launch(exec, args);
+}
+
+void cuda_hm_band_tiles(const Kokkos::Cuda& exec, const cuda_hm_band_args<float>& args) {
+  launch(exec, args);
+}
+
+}  // namespace nearsparse::diagonal::detail
