@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -72,6 +73,19 @@ bool hm_band_tiles_pay_for(const hm_symbolic_product& s, const hm_matrix<Scalar,
                            hm_band_range_of(s.c_offsets, false), s.multiply_adds);
 }
 
+/// C's offsets, starts and values for the symbolic product `s`, from the allocation cache.
+template <class Scalar, class Mem>
+auto cached_c_arrays(const hm_symbolic_product& s) {
+  using matrix = hm_matrix<Scalar, Mem>;
+  const std::size_t nc = s.c_offsets.size();
+  return std::make_tuple(nearsparse::detail::cached_view<typename matrix::offsets_view>(
+                             "nearsparse::hm_product.C.offsets", nc),
+                         nearsparse::detail::cached_view<typename matrix::starts_view>(
+                             "nearsparse::hm_product.C.starts", nc + 1),
+                         nearsparse::detail::cached_view<typename matrix::values_view>(
+                             "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back())));
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
 /// C = alpha op(A) op(B) + beta C in band tiles on CUDA; C must have the symbolic product's
 /// structure. tensor_cores = false runs the FMA form where the fp64 tensor cores would (tests).
@@ -102,14 +116,8 @@ template <class Scalar, class Mem>
 hm_matrix<Scalar, Mem> cuda_hm_band_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
                                           const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
                                           hm_symbolic_product s) {
-  using matrix = hm_matrix<Scalar, Mem>;
   const std::size_t nc = s.c_offsets.size();
-  auto offsets = nearsparse::detail::cached_view<typename matrix::offsets_view>(
-      "nearsparse::hm_product.C.offsets", nc);
-  auto starts = nearsparse::detail::cached_view<typename matrix::starts_view>(
-      "nearsparse::hm_product.C.starts", nc + 1);
-  auto values = nearsparse::detail::cached_view<typename matrix::values_view>(
-      "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back()));
+  auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
   // Pageable copies: the sources are consumed before the calls return.
   Kokkos::deep_copy(
       exec, offsets,
@@ -140,14 +148,8 @@ hm_matrix<Scalar, Mem> cuda_hm_multiply_whole(const Kokkos::Cuda& exec,
                                               const hm_matrix<Scalar, Mem>& a,
                                               const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
                                               hm_symbolic_product s) {
-  using matrix = hm_matrix<Scalar, Mem>;
   const std::size_t nc = s.c_offsets.size();
-  auto offsets = nearsparse::detail::cached_view<typename matrix::offsets_view>(
-      "nearsparse::hm_product.C.offsets", nc);
-  auto starts = nearsparse::detail::cached_view<typename matrix::starts_view>(
-      "nearsparse::hm_product.C.starts", nc + 1);
-  auto values = nearsparse::detail::cached_view<typename matrix::values_view>(
-      "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back()));
+  auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
   cuda_hm_whole_args<Scalar> args;
   args.m = s.rows;
   args.k = s.inner;
