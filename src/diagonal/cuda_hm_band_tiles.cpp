@@ -3,6 +3,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
 
+#include "../core/cuda_mma_f64.hpp"
+
 #include <cuda_runtime.h>
 
 #include <limits>
@@ -75,58 +77,35 @@ struct fma_path {
   }
 };
 
-// dmma_path: double on the fp64 tensor cores (mma.sync m16n8k16, compute capability 9.0), which
-// on an H100 do twice the multiply-adds of the FMA units and need an eighth of the shared-memory
-// loads: each warp owns 32 x 16 elements of C (2 x 2 MMA tiles), one MMA per slice each. Slices
-// are stored row major (A) and column major (B) with rows of 16 + 2 doubles. As in the SpAMM
-// kernel (src/spamm/cuda_mma_sync.cpp), the k slots are relabelled, slot t + 4j of lane t
-// holding k = 4t + j in A and B alike, so that a lane's four k are adjacent.
+// dmma_path: double on the fp64 tensor cores (mma.sync m16n8k16, compute capability 9.0;
+// src/core/cuda_mma_f64.hpp), which on an H100 do twice the multiply-adds of the FMA units and
+// need an eighth of the shared-memory loads: each warp owns 32 x 16 elements of C (2 x 2 MMA
+// tiles), one MMA per slice each. Slices are stored row major (A) and column major (B) with rows
+// of 16 + 2 doubles.
 struct dmma_path {
+  using mma = nearsparse::detail::mma_f64_m16n8k16;
+  static_assert(mma::MK == slice, "one MMA spans a slice");
   static constexpr int ld = slice + 2;
   static constexpr int c_ld = tile + 2;
   static constexpr int slice_values = tile * ld;
-  using accumulators = double[2][2][4];
+  using accumulators = double[2][2][mma::CR];
   __device__ static int a_at(int ii, int jj) { return ii * ld + jj; }
   __device__ static int b_at(int jj, int kk) { return kk * ld + jj; }
+  // The warp's first row of C and first column.
+  __device__ static int row0(int warp) { return warp % 2 * 2 * mma::MM; }
+  __device__ static int col0(int warp) { return warp / 2 * 2 * mma::MN; }
   __device__ static void sum(accumulators& acc, const double* sa, const double* sb, int tid) {
     const int lane = tid % 32, warp = tid / 32;
-    const double* ra = sa + (warp % 2 * 32 + lane / 4) * ld + lane % 4 * 4;
-    const double* rb = sb + (warp / 2 * 16 + lane / 4) * ld + lane % 4 * 4;
-    double b[2][4];
+    double b[2][mma::BR];
 #pragma unroll
-    for (int v = 0; v < 2; ++v)
-#pragma unroll
-      for (int q = 0; q < 4; q += 2) {
-        const double2 x = *reinterpret_cast<const double2*>(rb + v * 8 * ld + q);
-        b[v][q] = x.x;
-        b[v][q + 1] = x.y;
-      }
+    for (int v = 0; v < 2; ++v) mma::load_b(b[v], sb + (col0(warp) + v * mma::MN) * ld, ld, lane);
       // One 16-row half of the warp's A at a time, for registers.
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      double a[8];
+      double a[mma::AR];
+      mma::load_a(a, sa + (row0(warp) + h * mma::MM) * ld, ld, lane);
 #pragma unroll
-      for (int half = 0; half < 2; ++half)
-#pragma unroll
-        for (int q = 0; q < 4; q += 2) {
-          const double2 v = *reinterpret_cast<const double2*>(ra + (h * 16 + half * 8) * ld + q);
-          a[half + 2 * q] = v.x;
-          a[half + 2 * q + 2] = v.y;
-        }
-#pragma unroll
-      for (int v = 0; v < 2; ++v) {
-        double(&c)[4] = acc[h][v];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-            "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
-              "d"(a[7]), "d"(b[v][0]), "d"(b[v][1]), "d"(b[v][2]), "d"(b[v][3]));
-#else
-        __trap();  // never launched: dmma_runs() is false for code built below sm_90
-#endif
-      }
+      for (int v = 0; v < 2; ++v) mma::mma(acc[h][v], a, b[v]);
     }
   }
   __device__ static void put(const accumulators& acc, double* c_tile, int tid) {
@@ -136,11 +115,9 @@ struct dmma_path {
 #pragma unroll
       for (int v = 0; v < 2; ++v)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = warp % 2 * 32 + h * 16 + lane / 4 + (e >> 1) * 8;
-          const int col = warp / 2 * 16 + v * 8 + lane % 4 * 2 + (e & 1);
-          c_tile[row * c_ld + col] = acc[h][v][e];
-        }
+        for (int e = 0; e < mma::CR; ++e)
+          c_tile[(row0(warp) + h * mma::MM + mma::c_row(lane, e)) * c_ld + col0(warp) +
+                 v * mma::MN + mma::c_col(lane, e)] = acc[h][v][e];
   }
 };
 

@@ -21,6 +21,7 @@
 // standalone program can include it to time variants of its kernels.
 #include <nearsparse/core/errors.hpp>
 
+#include "../core/cuda_mma_f64.hpp"
 #include "cuda_kernel_common.hpp"
 #include "cuda_mma_sync.hpp"
 
@@ -148,59 +149,15 @@ struct mma_fp64 {
   __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + e; }
 };
 
-// fp64 on compute capability 9.0 and later: m16n8k16, the shape that reaches Hopper's FP64
-// tensor rate (m8n8k4 above runs at about the rate of the previous generation: at N = 8192 on an
-// H100, 0.40x of cuBLAS DGEMM against 0.60x-0.68x, perf/RESULTS.md). The k slots are relabelled:
-// slot t + 4j of lane t (t = lane % 4) holds k = 4t + j, in A and B alike, so the sum is
-// unchanged and each lane's four k of a row are adjacent and load as two 16-byte words. Rows of
-// BK + 2 doubles put the eight lanes of each quarter-warp on distinct banks.
-struct mma_fp64_k16 {
+// fp64 on compute capability 9.0 and later: m16n8k16 (src/core/cuda_mma_f64.hpp), the shape
+// that reaches Hopper's FP64 tensor rate (m8n8k4 above: at N = 8192 on an H100, 0.40x of cuBLAS
+// DGEMM against 0.60x-0.68x, perf/RESULTS.md), with rows of BK + 2 doubles.
+struct mma_fp64_k16 : nearsparse::detail::mma_f64_m16n8k16 {
   using storage = double;
   using acc = double;
-  static constexpr int MM = 16, MN = 8, MK = 16, BK = 32, PAD = 2, STAGES = 3, MIN_BLOCKS = 1;
-  static constexpr int AR = 8, BR = 4, CR = 4;
   using areg = double;
   using breg = double;
-  // a[h + 2j]: row g + 8h, slot t + 4j (k = 4t + j).
-  __device__ static void load_a(areg (&a)[AR], const storage* s, int ld, int lane) {
-    const storage* r = s + (lane >> 2) * ld + (lane & 3) * 4;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int q = 0; q < 4; q += 2) {
-        const double2 v = *reinterpret_cast<const double2*>(r + h * 8 * ld + q);
-        a[h + 2 * q] = v.x;
-        a[h + 2 * q + 2] = v.y;
-      }
-  }
-  // b[j]: column g, slot t + 4j (k = 4t + j).
-  __device__ static void load_b(breg (&b)[BR], const storage* s, int ld, int lane) {
-    const storage* r = s + (lane >> 2) * ld + (lane & 3) * 4;
-#pragma unroll
-    for (int q = 0; q < 4; q += 2) {
-      const double2 v = *reinterpret_cast<const double2*>(r + q);
-      b[q] = v.x;
-      b[q + 1] = v.y;
-    }
-  }
-  __device__ static void mma(acc (&c)[CR], const areg (&a)[AR], const breg (&b)[BR]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
-          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
-#else
-    __trap();  // never launched: fp64_k16_runs() is false for code built below sm_90
-#endif
-  }
-  __device__ static int c_row(int lane, int e) {
-    return (lane >> 2) + (e >> 1) * 8;
-  }
-  __device__ static int c_col(int lane, int e) {
-    return (lane & 3) * 2 + (e & 1);
-  }
+  static constexpr int BK = 32, PAD = 2, STAGES = 3, MIN_BLOCKS = 1;
 };
 
 // One step of a warp: its AM x AN MMA atoms over BK values of k from shared memory, each atom
