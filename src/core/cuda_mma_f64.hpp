@@ -11,11 +11,24 @@
 //
 // On Hopper this shape reaches the FP64 tensor rate; m8n8k4 runs at about the rate of the
 // previous generation (perf/RESULTS.md). The instruction exists only from sm_90: code built for
-// an older target traps, so a caller launches it only where the kernel's PTX version is 90 or
-// more (cudaFuncGetAttributes), which a build for an older GPU reaching Hopper through its PTX
-// is not.
+// an older target traps, so a caller launches it only where mma_f64_compiled_in says so.
+
+#include <cuda_runtime.h>
 
 namespace nearsparse::detail {
+
+/// Whether `kernel` (one that sums with mma_f64_m16n8k16) was compiled for sm_90 or later as it
+/// runs on `device`: false for a build for an older GPU that reaches the device through its PTX,
+/// where the kernel only traps. The query costs about a launch; callers keep the answer.
+inline bool mma_f64_compiled_in(const void* kernel, int device) {
+  int current = device;
+  cudaGetDevice(&current);
+  if (current != device) cudaSetDevice(device);
+  cudaFuncAttributes attributes{};
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+  if (current != device) cudaSetDevice(current);
+  return status == cudaSuccess && attributes.ptxVersion >= 90;
+}
 
 struct mma_f64_m16n8k16 {
   static constexpr int MM = 16, MN = 8, MK = 16;
@@ -51,7 +64,7 @@ struct mma_f64_m16n8k16 {
         : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
           "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
 #else
-    __trap();  // never launched: callers check the kernel's PTX version (see above)
+    __trap();  // never launched: see mma_f64_compiled_in
 #endif
   }
   // Row and column within the 16 x 8 tile of accumulator e of a lane.

@@ -249,12 +249,11 @@ bool dmma_runs() {
   static std::once_flag once[64];
   std::call_once(once[device], [device] {
     int major = 0;
-    cudaFuncAttributes attributes{};
     cache[device] =
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
         major == 9 &&
-        cudaFuncGetAttributes(&attributes, band_tiles<double, dmma_path>) == cudaSuccess &&
-        attributes.ptxVersion >= 90;
+        nearsparse::detail::mma_f64_compiled_in(
+            reinterpret_cast<const void*>(band_tiles<double, dmma_path>), device);
   });
   return cache[device];
 }

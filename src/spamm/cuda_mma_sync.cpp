@@ -448,14 +448,8 @@ bool fp64_k16_runs(int device) {
   static std::once_flag once[64];
   if (info_of(device).major < 9) return false;  // info_of also checks the device id
   std::call_once(once[device], [device] {
-    int current = device;
-    cudaGetDevice(&current);
-    if (current != device) cudaSetDevice(device);
-    cudaFuncAttributes attributes{};
-    const cudaError_t status =
-        cudaFuncGetAttributes(&attributes, mma_kernel<mma_fp64_k16, 128, 128, 2, 4, double>);
-    if (current != device) cudaSetDevice(current);
-    cache[device] = status == cudaSuccess && attributes.ptxVersion >= 90;
+    cache[device] = nearsparse::detail::mma_f64_compiled_in(
+        reinterpret_cast<const void*>(mma_kernel<mma_fp64_k16, 128, 128, 2, 4, double>), device);
   });
   return cache[device];
 }
