@@ -379,6 +379,17 @@ TEMPLATE_LIST_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense
         {"bandwidth 0", 70, 70, 70, {0}, {0}},
         {"one element", 1, 1, 1, {0}, {0}},
     };
+    // The kernel refuses operands without diagonals and ranges past its shared memory.
+    nd::detail::cuda_hm_band_args<double> empty;
+    CHECK_THROWS_AS(nd::detail::cuda_hm_band_tiles(exec, empty), nearsparse::invalid_argument);
+    CHECK_THROWS_WITH(nd::detail::cuda_hm_band_tiles(exec, empty), Contains("non-empty"));
+    auto wide = empty;
+    wide.m = wide.k = wide.n = 4000;
+    wide.a.range = {-3000, 3000, 6001};
+    wide.b.range = {0, 0, 1};
+    wide.c.range = {-3000, 3000, 6001};
+    CHECK_THROWS_WITH(nd::detail::cuda_hm_band_tiles(exec, wide),
+                      Contains("6001, 1 and 6001") && Contains("4096"));
     for (const auto& c : shapes)
       for (const auto op_a : {nd::op::none, nd::op::transpose})
         for (const auto op_b : {nd::op::none, nd::op::transpose}) {
