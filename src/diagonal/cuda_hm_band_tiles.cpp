@@ -29,6 +29,9 @@ struct params {
   const Scalar* b_values;
   Scalar* c_values;
   Scalar alpha, beta;
+  bool c_is_band;      // C stores every diagonal of its range: its table from a formula
+  int* c_offsets_out;  // if not null, C's offsets and starts are written here
+  index_type* c_starts_out;
 };
 
 // How a block sums its tile from the staged slices. Each path says where value (row ii, inner
@@ -137,6 +140,14 @@ __device__ void fill_table(index_type* table, const hm_band_operand& op) {
   }
 }
 
+// C's table when C stores every diagonal of its range, from the closed form of its starts.
+__device__ void fill_band_table(index_type* table, int m, int n, const hm_band_range& range) {
+  for (int x = int(threadIdx.x); x < range.span(); x += threads) {
+    const int d = range.lo + x;
+    table[x] = band_diagonal_start(m, n, range.lo, d) + (d < 0 ? d : 0);
+  }
+}
+
 // The value of diagonal x at row r, or zero outside the operand's range and stored diagonals.
 template <class Scalar>
 __device__ Scalar band_value(const index_type* table, const hm_band_range& range,
@@ -164,6 +175,14 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
   index_type* const c_table = b_table + p.b.range.span();
 
   const int tid = int(threadIdx.x);
+  if (p.c_offsets_out != nullptr && blockIdx.y == 0) {
+    // A whole product: the first column of blocks writes C's structure, so C needs no copy.
+    const int count = p.c.range.count;
+    for (int t = int(blockIdx.x) * threads + tid; t <= count; t += int(gridDim.x) * threads) {
+      if (t < count) p.c_offsets_out[t] = p.c.range.lo + t;
+      p.c_starts_out[t] = band_diagonal_start(p.m, p.n, p.c.range.lo, p.c.range.lo + t);
+    }
+  }
   const int i0 = int(blockIdx.x) * tile;
   const int i1 = min(i0 + tile, p.m) - 1;
   const int k0 = (max(0, i0 + p.c.range.lo) / tile + int(blockIdx.y)) * tile;
@@ -179,7 +198,10 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
   __syncthreads();
   fill_table(a_table, p.a);
   fill_table(b_table, p.b);
-  fill_table(c_table, p.c);
+  if (p.c_is_band)
+    fill_band_table(c_table, p.m, p.n, p.c.range);
+  else
+    fill_table(c_table, p.c);
   __syncthreads();
 
   Scalar staged_a[per_thread], staged_b[per_thread];
@@ -284,8 +306,26 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_band_args<Scalar>& args) {
         hm_band_max_range, " offsets together; got ", args.a.range.span(), ", ",
         args.b.range.span(), " and ", args.c.range.span()));
   if (args.m == 0 || args.n == 0) return;
-  const params<Scalar> p{args.m,        args.k,        args.n,        args.a,     args.b,   args.c,
-                         args.a_values, args.b_values, args.c_values, args.alpha, args.beta};
+  const bool c_is_band = args.c.range.count == args.c.range.span();
+  if (args.c_offsets_out != nullptr && (!c_is_band || args.c_starts_out == nullptr))
+    throw nearsparse::invalid_argument(nearsparse::detail::concat(
+        "nearsparse::diagonal::multiply (CUDA band tiles): C's structure can be written only for "
+        "a C that stores every diagonal of its range, into both arrays; C has ",
+        args.c.range.count, " diagonals in a range of ", args.c.range.span()));
+  const params<Scalar> p{args.m,
+                         args.k,
+                         args.n,
+                         args.a,
+                         args.b,
+                         args.c,
+                         args.a_values,
+                         args.b_values,
+                         args.c_values,
+                         args.alpha,
+                         args.beta,
+                         c_is_band,
+                         args.c_offsets_out,
+                         args.c_starts_out};
   if constexpr (std::is_same_v<Scalar, double>) {
     if (args.tensor_cores && dmma_runs())
       launch_path<Scalar, dmma_path>(exec, p, spans);

@@ -51,10 +51,59 @@ void for_each_pair(const hm_symbolic_product& s, F&& f) {
     }
   }
 }
+/// Sum and count of the positive values of g(x) = c0 + s x over the integers x in [x0, x1],
+/// for a slope s of -1, 0 or +1.
+struct positive_part {
+  index_type sum = 0, count = 0;
+};
+positive_part positive_over(index_type x0, index_type x1, index_type c0, int s) {
+  positive_part out;
+  if (s > 0) x0 = std::max(x0, 1 - c0);  // c0 + x > 0
+  if (s < 0) x1 = std::min(x1, c0 - 1);  // c0 - x > 0
+  if (x1 < x0 || (s == 0 && c0 <= 0)) return out;
+  out.count = x1 - x0 + 1;
+  // c0 * count + s * (x0 + ... + x1), the integers' sum halved exactly.
+  out.sum = c0 * out.count + s * ((x0 + x1) * out.count / 2);
+  return out;
+}
+
+/// The pairs meeting on diagonal c of C when op(A) and op(B) store every diagonal of their
+/// ranges: how many, and their multiply-adds, in O(1) instead of one visit per pair.
+///
+/// Pair (da, c - da) adds L(da) = min(alpha - da, len) - max(beta - da, 0) terms when positive
+/// (hm_make_pair, with alpha = k - shift, beta = -shift, len = C's diagonal length): a concave
+/// function, linear between its two breaks at da = alpha - len and da = beta.
+positive_part pairs_on(int m, int k, int n, int c, int da_lo, int da_hi) {
+  positive_part total;
+  if (da_hi < da_lo) return total;
+  const index_type len = diagonal_length(m, n, c);
+  const index_type shift = c < 0 ? -c : 0;
+  const index_type alpha = k - shift, beta = -shift;
+  const index_type p1 = alpha - len, p2 = beta;  // where each piece changes
+  index_type cuts[4] = {da_lo, std::min(p1, p2), std::max(p1, p2), index_type(da_hi) + 1};
+  for (int piece = 0; piece < 3; ++piece) {
+    const index_type x0 = std::max(cuts[piece], index_type(da_lo));
+    const index_type x1 = std::min(cuts[piece + 1], index_type(da_hi) + 1) - 1;
+    if (x1 < x0) continue;
+    // Within the piece both branches are fixed; x0 tells which.
+    const bool before_p1 = x0 < p1, before_p2 = x0 < p2;
+    const index_type c0 = (before_p1 ? len : alpha) - (before_p2 ? beta : 0);
+    const int slope = (before_p1 ? 0 : -1) + (before_p2 ? 1 : 0);
+    const positive_part part = positive_over(x0, x1, c0, slope);
+    total.sum += part.sum;
+    total.count += part.count;
+  }
+  return total;
+}
+
+bool stores_whole_range(const hm_operand_structure& s) {
+  const std::size_t count = s.offsets->size();
+  return count > 0 && std::size_t(s.offsets->back() - s.offsets->front()) + 1 == count;
+}
 }  // namespace
 
 hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
-                                const hm_operand_structure& b) {
+                                const hm_operand_structure& b, bool pairwise) {
   hm_symbolic_product out;
   out.rows = op_rows(a);
   out.inner = op_cols(a);
@@ -91,12 +140,29 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   std::vector<int> per_c(range, 0);
   std::vector<std::uint64_t> present((range + 63) / 64, 0);
   index_type multiply_adds = 0;  // an integer sum: no chain of floating-point adds
-  for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
-    const std::size_t at = std::size_t(c - out.c_lo);
-    ++per_c[at];
-    present[at / 64] |= std::uint64_t(1) << (at % 64);
-    multiply_adds += len;
-  });
+  if (pairwise || !stores_whole_range(a) || !stores_whole_range(b)) {
+    for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
+      const std::size_t at = std::size_t(c - out.c_lo);
+      ++per_c[at];
+      present[at / 64] |= std::uint64_t(1) << (at % 64);
+      multiply_adds += len;
+    });
+  } else {
+    // Two bands: each diagonal of C in closed form (at half-bands of 100, 401 diagonals where
+    // the pairwise pass visits 40401 pairs).
+    const int a_lo = std::min(logical_offset(a, 0), logical_offset(a, na - 1));
+    const int b_lo = std::min(logical_offset(b, 0), logical_offset(b, nb - 1));
+    const int a_hi = a_lo + int(na) - 1, b_hi = b_lo + int(nb) - 1;
+    for (std::size_t at = 0; at < range; ++at) {
+      const int c = out.c_lo + int(at);
+      const positive_part p =
+          pairs_on(m, out.inner, n, c, std::max(a_lo, c - b_hi), std::min(a_hi, c - b_lo));
+      if (p.count == 0) continue;
+      per_c[at] = int(p.count);
+      present[at / 64] |= std::uint64_t(1) << (at % 64);
+      multiply_adds += p.sum;
+    }
+  }
   out.multiply_adds = double(multiply_adds);
   const std::size_t most = std::min(range, na * nb);
   out.c_offsets.reserve(most);

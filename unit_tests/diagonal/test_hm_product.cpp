@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -378,6 +379,14 @@ TEMPLATE_LIST_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense
          nd::banded_offsets(97, 97, 96, 96)},
         {"bandwidth 0", 70, 70, 70, {0}, {0}},
         {"one element", 1, 1, 1, {0}, {0}},
+        // C with a gap between two bands: its diagonal table comes from its stored starts.
+        {"two bands apart", 260, 250, 240,
+         [&] {
+           auto v = offsets_from(-40, -25);
+           for (const int d : offsets_from(20, 35)) v.push_back(d);
+           return v;
+         }(),
+         offsets_from(-2, 4)},
     };
     // The kernel refuses operands without diagonals and ranges past its shared memory.
     nd::detail::cuda_hm_band_args<double> empty;
@@ -390,6 +399,18 @@ TEMPLATE_LIST_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense
     wide.c.range = {-3000, 3000, 6001};
     CHECK_THROWS_WITH(nd::detail::cuda_hm_band_tiles(exec, wide),
                       Contains("6001, 1 and 6001") && Contains("4096"));
+    // Only a C that stores every diagonal of its range can have its structure written.
+    auto gap = empty;
+    gap.m = gap.k = gap.n = 10;
+    gap.a.range = gap.b.range = {0, 0, 1};
+    gap.c.range = {-2, 2, 3};
+    int offset = 0;
+    nd::detail::index_type start = 0;
+    gap.c_offsets_out = &offset;
+    gap.c_starts_out = &start;
+    CHECK_THROWS_WITH(
+        nd::detail::cuda_hm_band_tiles(exec, gap),
+        Contains("every diagonal of its range") && Contains("3 diagonals in a range of 5"));
     for (const auto& c : shapes)
       for (const auto op_a : {nd::op::none, nd::op::transpose})
         for (const auto op_b : {nd::op::none, nd::op::transpose}) {
@@ -435,4 +456,86 @@ TEST_CASE("band tiles are chosen for wide, full bands only", "[diagonal]") {
   // Ranges past what a block keeps in shared memory.
   const auto wide = range(nd::banded_offsets(20000, 20000, 1500, 1500));
   CHECK_FALSE(dd::hm_band_tiles_pay(20000, 20000, 20000, wide, wide, wide, 1e12));
+}
+
+TEST_CASE("the closed-form symbolic phase of two bands equals the pairwise one", "[diagonal]") {
+  // Both operands store every diagonal of their ranges: C's diagonals, starts, pair counts and
+  // multiply-adds come from a formula per diagonal of C. The pairwise pass visits each pair and
+  // calls hm_make_pair, the kernels' own test of where a pair meets. Shapes: square, tall, wide,
+  // inner extents of 0, 1 and 2, bands partly or wholly past the matrix's corner, transposes.
+  namespace dd = nd::detail;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 random(seed);
+  const auto uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  // A contiguous range of offsets inside a rows x cols matrix (at least one diagonal).
+  const auto band = [&](int rows, int cols) {
+    const int lo = uniform(1 - rows, cols - 1);
+    const int hi = uniform(lo, std::min(cols - 1, lo + uniform(0, rows + cols)));
+    std::vector<int> offsets;
+    for (int d = lo; d <= hi; ++d) offsets.push_back(d);
+    return offsets;
+  };
+  int compared = 0, nonempty = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int m = uniform(1, trial % 3 == 0 ? 8 : 90), k = uniform(1, trial % 5 == 0 ? 3 : 90),
+              n = uniform(1, trial % 7 == 0 ? 8 : 90);
+    const auto op_a = trial % 2 ? nd::op::transpose : nd::op::none;
+    const auto op_b = trial / 2 % 2 ? nd::op::transpose : nd::op::none;
+    const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+    const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    const auto a_offsets = band(ar, ac), b_offsets = band(br, bc);
+    const auto a_starts = dd::diagonal_starts(ar, ac, a_offsets);
+    const auto b_starts = dd::diagonal_starts(br, bc, b_offsets);
+    const dd::hm_operand_structure a{ar, ac, &a_offsets, &a_starts, op_a};
+    const dd::hm_operand_structure b{br, bc, &b_offsets, &b_starts, op_b};
+    const auto closed = dd::hm_symbolic("test", a, b);
+    const auto pairwise = dd::hm_symbolic("test", a, b, true);
+    INFO(m << " x " << k << " x " << n << ", A offsets " << a_offsets.front() << ".."
+           << a_offsets.back() << " op " << nd::to_string(op_a) << ", B offsets "
+           << b_offsets.front() << ".." << b_offsets.back() << " op " << nd::to_string(op_b));
+    REQUIRE(closed.c_offsets == pairwise.c_offsets);
+    REQUIRE(closed.c_starts == pairwise.c_starts);
+    REQUIRE(closed.pair_ptr == pairwise.pair_ptr);
+    REQUIRE(closed.chunk_ptr == pairwise.chunk_ptr);
+    REQUIRE(closed.multiply_adds == pairwise.multiply_adds);
+    REQUIRE(closed.c_lo == pairwise.c_lo);
+    REQUIRE(closed.c_range == pairwise.c_range);
+    ++compared;
+    nonempty += closed.c_offsets.empty() ? 0 : 1;
+  }
+  // The trials must have exercised products with diagonals in C.
+  CHECK(nonempty > compared / 2);
+
+  // A band at n = 10240, half-bands 100: 401 diagonals of C and (2 * 100 + 1)^2 pairs.
+  const auto wide = nd::banded_offsets(10240, 10240, 100, 100);
+  const auto starts = dd::diagonal_starts(10240, 10240, wide);
+  const dd::hm_operand_structure w{10240, 10240, &wide, &starts, nd::op::none};
+  const auto s = dd::hm_symbolic("test", w, w);
+  CHECK(s.c_offsets.size() == 401);
+  CHECK(s.pair_ptr.back() == 201 * 201);
+  CHECK(s.multiply_adds == dd::hm_symbolic("test", w, w, true).multiply_adds);
+}
+
+TEST_CASE("a band's diagonal starts in closed form equal the stored starts", "[diagonal]") {
+  // band_diagonal_start lets a kernel find where each diagonal of a band starts without reading
+  // the starts; compared with diagonal_starts on every band of small shapes and a large one.
+  namespace dd = nd::detail;
+  const auto check_band = [](int rows, int cols, int lo, int hi) {
+    std::vector<int> offsets;
+    for (int d = lo; d <= hi; ++d) offsets.push_back(d);
+    const auto starts = dd::diagonal_starts(rows, cols, offsets);
+    for (int d = lo; d <= hi + 1; ++d) {
+      INFO(rows << " x " << cols << ", band " << lo << ".." << hi << ", diagonal " << d);
+      REQUIRE(dd::band_diagonal_start(rows, cols, lo, d) == starts[std::size_t(d - lo)]);
+    }
+  };
+  for (int rows = 1; rows <= 9; ++rows)
+    for (int cols = 1; cols <= 9; ++cols)
+      for (int lo = 1 - rows; lo < cols; ++lo)
+        for (int hi = lo; hi < cols; ++hi) check_band(rows, cols, lo, hi);
+  check_band(10240, 9000, -300, 250);
+  check_band(70000, 70000, -69999, 69999);  // past 2^31 values
 }

@@ -89,10 +89,13 @@ auto cached_c_arrays(const hm_symbolic_product& s) {
 #ifdef KOKKOS_ENABLE_CUDA
 /// C = alpha op(A) op(B) + beta C in band tiles on CUDA; C must have the symbolic product's
 /// structure. tensor_cores = false runs the FMA form where the fp64 tensor cores would (tests).
+/// write_c_structure: the kernel also writes C's device offsets and starts (C must store every
+/// diagonal of its range).
 template <class Scalar, class Mem>
 void cuda_hm_band_multiply(const Kokkos::Cuda& exec, double alpha, const hm_matrix<Scalar, Mem>& a,
                            op op_a, const hm_matrix<Scalar, Mem>& b, op op_b, double beta,
-                           const hm_matrix<Scalar, Mem>& c, bool tensor_cores = true) {
+                           const hm_matrix<Scalar, Mem>& c, bool tensor_cores = true,
+                           bool write_c_structure = false) {
   const bool ta = op_a == op::transpose, tb = op_b == op::transpose;
   cuda_hm_band_args<Scalar> args;
   args.m = c.rows();
@@ -108,27 +111,36 @@ void cuda_hm_band_multiply(const Kokkos::Cuda& exec, double alpha, const hm_matr
   args.alpha = Scalar(alpha);
   args.beta = Scalar(beta);
   args.tensor_cores = tensor_cores;
+  if (write_c_structure) {
+    args.c_offsets_out = c.offsets().data();
+    args.c_starts_out = c.starts().data();
+  }
   cuda_hm_band_tiles(exec, args);
 }
 
-/// The whole product in band tiles: C's structure copied up (two small copies), one launch.
+/// The whole product in band tiles, one launch. When C stores every diagonal of its range (two
+/// bands make such a C) the kernel writes C's device structure; otherwise it is copied up first
+/// (two small copies).
 template <class Scalar, class Mem>
 hm_matrix<Scalar, Mem> cuda_hm_band_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
                                           const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
                                           hm_symbolic_product s) {
   const std::size_t nc = s.c_offsets.size();
+  const bool c_is_band = nc > 0 && std::size_t(s.c_offsets.back() - s.c_offsets.front()) + 1 == nc;
   auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
-  // Pageable copies: the sources are consumed before the calls return.
-  Kokkos::deep_copy(
-      exec, offsets,
-      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(s.c_offsets.data(), nc));
-  Kokkos::deep_copy(exec, starts,
-                    Kokkos::View<const index_type*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                        s.c_starts.data(), nc + 1));
+  if (!c_is_band) {
+    // Pageable copies: the sources are consumed before the calls return.
+    Kokkos::deep_copy(exec, offsets,
+                      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          s.c_offsets.data(), nc));
+    Kokkos::deep_copy(exec, starts,
+                      Kokkos::View<const index_type*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          s.c_starts.data(), nc + 1));
+  }
   const auto c = hm_product_access::make_matrix<Scalar, Mem>(
       s.rows, s.cols, std::move(s.c_offsets), std::move(s.c_starts), std::move(offsets),
       std::move(starts), std::move(values));
-  cuda_hm_band_multiply(exec, 1.0, a, op_a, b, op_b, 0.0, c);
+  cuda_hm_band_multiply(exec, 1.0, a, op_a, b, op_b, 0.0, c, true, c_is_band);
   return c;
 }
 

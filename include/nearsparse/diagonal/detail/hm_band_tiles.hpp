@@ -76,6 +76,10 @@ struct cuda_hm_band_args {
   Scalar* c_values = nullptr;
   Scalar alpha = 1, beta = 0;  // C = alpha op(A) op(B) + beta C; beta = 0 does not read C
   bool tensor_cores = true;    // false: the FMA form even where the tensor cores run (tests)
+  // For a C that stores every diagonal of its range (c.offsets and c.starts are then not read):
+  // where the kernel writes C's device offsets and starts, so a whole product copies nothing.
+  int* c_offsets_out = nullptr;
+  index_type* c_starts_out = nullptr;
 };
 
 #ifdef KOKKOS_ENABLE_CUDA

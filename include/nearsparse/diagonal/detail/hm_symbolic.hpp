@@ -79,9 +79,11 @@ inline constexpr int hm_chunk = 256;
 
 /// The symbolic product's counts and C's structure (first pass: nothing per pair is stored).
 /// Throws nearsparse::invalid_argument naming `function` when the inner extents of op(A) and
-/// op(B) differ.
+/// op(B) differ. When both operands store every diagonal of their ranges (bands), each diagonal
+/// of C is counted in closed form, in time proportional to C's diagonals; otherwise, or with
+/// `pairwise` (tests compare the two), every pair of diagonals is visited.
 hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
-                                const hm_operand_structure& b);
+                                const hm_operand_structure& b, bool pairwise = false);
 
 /// Second pass, on the host: writes the pairs, grouped by C diagonal and in ascending logical
 /// offset of op(A) within each, to `pairs` (pair_ptr.back() of them), straight into the caller's

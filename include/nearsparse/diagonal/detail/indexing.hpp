@@ -24,6 +24,26 @@ KOKKOS_INLINE_FUNCTION index_type diagonal_length(index_type rows, index_type co
   return len > 0 ? len : 0;
 }
 
+/// Sum of min(y, cap) over y = 1, ..., count (count >= 0, cap >= 0).
+KOKKOS_INLINE_FUNCTION index_type sum_of_capped(index_type count, index_type cap) {
+  return count <= cap ? count * (count + 1) / 2 : cap * (cap + 1) / 2 + (count - cap) * cap;
+}
+
+/// Values in diagonals lo, lo + 1, ..., d - 1 of a rows x cols matrix, for
+/// 1 - rows <= lo <= d <= cols: where diagonal d starts when every diagonal from lo on is
+/// stored (diagonal_starts of a band), in O(1).
+KOKKOS_INLINE_FUNCTION index_type band_diagonal_start(index_type rows, index_type cols,
+                                                      index_type lo, index_type d) {
+  // Values in the diagonals before d, counted from the lowest, 1 - rows: the subdiagonals
+  // x < 0 hold min(rows + x, cols), the others min(rows, cols - x).
+  const auto before = [rows, cols](index_type x) {
+    return x <= 0 ? sum_of_capped(rows + x - 1, cols)
+                  : sum_of_capped(rows - 1, cols) + sum_of_capped(cols, rows) -
+                        sum_of_capped(cols - x, rows);
+  };
+  return before(d) - before(lo);
+}
+
 /// Row of the element at position p of diagonal d.
 KOKKOS_INLINE_FUNCTION index_type row_of(index_type d, index_type p) {
   return d >= 0 ? p : p - d;
