@@ -19,6 +19,7 @@ constexpr int tile = hm_band_tile;                  // C tile is tile x tile
 constexpr int slice = hm_band_slice;                // inner indices staged at a time
 constexpr int threads = 256;                        // 8 warps
 constexpr int per_thread = tile * slice / threads;  // values of A (and of B) a thread stages
+constexpr int stages = 4;                           // slices in flight or being summed
 constexpr index_type missing = std::numeric_limits<index_type>::min();
 
 template <class Scalar>
@@ -124,10 +125,39 @@ struct dmma_path {
   }
 };
 
-// Values of the tile area: two slices of A and two of B, or C's staged tile.
+// Values of the tile area: `stages` slices of A and of B, or C's staged tile.
 template <class Path>
 inline constexpr int tile_values =
-    4 * Path::slice_values > tile* Path::c_ld ? 4 * Path::slice_values : tile* Path::c_ld;
+    2 * stages* Path::slice_values > tile* Path::c_ld ? 2 * stages* Path::slice_values
+                                                      : tile* Path::c_ld;
+
+// One value of an operand into shared memory, or a zero where `src` is null, without passing
+// through registers: cp.async (compute capability 8.0 on) zero-fills when told to read 0 bytes
+// (it then reads nothing; `valid` is any address of the operand). Older GPUs copy in place.
+template <class Scalar>
+__device__ __forceinline__ void copy_async(Scalar* dst, const Scalar* src, const Scalar* valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int bytes = src != nullptr ? int(sizeof(Scalar)) : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to),
+               "l"(src != nullptr ? src : valid), "n"(int(sizeof(Scalar))), "r"(bytes)
+               : "memory");
+#else
+  *dst = src != nullptr ? __ldg(src) : Scalar(0);
+#endif
+}
+__device__ __forceinline__ void copies_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most `pending` committed groups of this thread's copies are outstanding.
+template <int pending>
+__device__ __forceinline__ void copies_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
+}
 
 // table[x - lo] = where logical diagonal x of the operand has its "row 0", so that its element
 // in row r is values[table[x - lo] + r] (a position is the smaller of row and column, whether or
@@ -148,17 +178,19 @@ __device__ void fill_band_table(index_type* table, int m, int n, const hm_band_r
   }
 }
 
-// The value of diagonal x at row r, or zero outside the operand's range and stored diagonals.
+// Where the value of diagonal x at row r is, or null outside the operand's range and stored
+// diagonals (a zero).
 template <class Scalar>
-__device__ Scalar band_value(const index_type* table, const hm_band_range& range,
-                             const Scalar* values, int x, int r) {
-  if (x < range.lo || x > range.hi) return Scalar(0);
+__device__ const Scalar* band_source(const index_type* table, const hm_band_range& range,
+                                     const Scalar* values, int x, int r) {
+  if (x < range.lo || x > range.hi) return nullptr;
   const index_type base = table[x - range.lo];
-  return base == missing ? Scalar(0) : __ldg(values + base + r);
+  return base == missing ? nullptr : values + base + r;
 }
 
-// Block (row tile, column tile within the band). Shared memory: two slices of A and of B,
-// reused for C's tile at the end, then the three diagonal tables.
+// Block (row tile, column tile within the band). Shared memory: `stages` slices of A and of B
+// (a ring the asynchronous copies fill stages - 1 slices ahead of the one being summed), reused
+// for C's tile at the end, then the three diagonal tables.
 //
 // Staging walks along diagonals so a warp's global loads are contiguous: A's value number x of a
 // slice is row ii = x mod 64 at inner index (ii + x / 64) mod 16, so 16 consecutive rows read one
@@ -167,8 +199,8 @@ __device__ Scalar band_value(const index_type* table, const hm_band_range& range
 template <class Scalar, class Path>
 __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  Scalar* const a_slices = reinterpret_cast<Scalar*>(shared_bytes);  // [2][slice_values]
-  Scalar* const b_slices = a_slices + 2 * Path::slice_values;        // [2][slice_values]
+  Scalar* const a_slices = reinterpret_cast<Scalar*>(shared_bytes);  // [stages][slice_values]
+  Scalar* const b_slices = a_slices + stages * Path::slice_values;   // [stages][slice_values]
   Scalar* const c_tile = a_slices;                                   // [tile][c_ld], at the end
   index_type* const a_table = reinterpret_cast<index_type*>(a_slices + tile_values<Path>);
   index_type* const b_table = a_table + p.a.range.span();
@@ -204,48 +236,45 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
     fill_table(c_table, p.c);
   __syncthreads();
 
-  Scalar staged_a[per_thread], staged_b[per_thread];
-  const auto load = [&](const int j0) {
+  // Queues slice number `at` into its stage of the ring; a group is committed even past the last
+  // slice, so that every thread counts the same groups.
+  const auto issue = [&](const int at) {
+    if (at < slices) {
+      const int j0 = jlo + at * slice;
+      Scalar* const sa = a_slices + (at % stages) * Path::slice_values;
+      Scalar* const sb = b_slices + (at % stages) * Path::slice_values;
 #pragma unroll
-    for (int r = 0; r < per_thread; ++r) {
-      const int x = tid + r * threads;
-      const int ii = x % tile, ia = (ii + x / tile) % slice;
-      const int i = i0 + ii, ja = j0 + ia;
-      staged_a[r] =
-          i < p.m && ja < p.k ? band_value(a_table, p.a.range, p.a_values, ja - i, i) : Scalar(0);
-      const int jb = j0 + x % slice, kk = (x % slice + x / slice) % tile;
-      const int col = k0 + kk;
-      staged_b[r] = jb < p.k && col < p.n ? band_value(b_table, p.b.range, p.b_values, col - jb, jb)
-                                          : Scalar(0);
+      for (int r = 0; r < per_thread; ++r) {
+        const int x = tid + r * threads;
+        const int ii = x % tile, ia = (ii + x / tile) % slice;
+        const int i = i0 + ii, ja = j0 + ia;
+        copy_async(sa + Path::a_at(ii, ia),
+                   i < p.m && ja < p.k ? band_source(a_table, p.a.range, p.a_values, ja - i, i)
+                                       : static_cast<const Scalar*>(nullptr),
+                   p.a_values);
+        const int jj = x % slice, kk = (jj + x / slice) % tile;
+        const int jb = j0 + jj, col = k0 + kk;
+        copy_async(sb + Path::b_at(jj, kk),
+                   jb < p.k && col < p.n ? band_source(b_table, p.b.range, p.b_values, col - jb, jb)
+                                         : static_cast<const Scalar*>(nullptr),
+                   p.b_values);
+      }
     }
-  };
-  const auto store = [&](const int buffer) {
-    Scalar* const sa = a_slices + buffer * Path::slice_values;
-    Scalar* const sb = b_slices + buffer * Path::slice_values;
-#pragma unroll
-    for (int r = 0; r < per_thread; ++r) {
-      const int x = tid + r * threads;
-      const int ii = x % tile;
-      sa[Path::a_at(ii, (ii + x / tile) % slice)] = staged_a[r];
-      const int jj = x % slice;
-      sb[Path::b_at(jj, (jj + x / slice) % tile)] = staged_b[r];
-    }
+    copies_commit();
   };
 
   typename Path::accumulators acc = {};
-  if (slices > 0) {
-    load(jlo);
-    store(0);
-    __syncthreads();
-  }
+#pragma unroll
+  for (int at = 0; at < stages - 1; ++at) issue(at);
   for (int s = 0; s < slices; ++s) {
-    // The next slice's loads are in flight while this one is summed.
-    if (s + 1 < slices) load(jlo + (s + 1) * slice);
-    Path::sum(acc, a_slices + (s & 1) * Path::slice_values, b_slices + (s & 1) * Path::slice_values,
-              tid);
-    if (s + 1 < slices) store((s + 1) & 1);
-    __syncthreads();
+    copies_wait<stages - 2>();  // this thread's copies of slice s have landed
+    __syncthreads();            // everyone's have, and slice s - 1's stage is free
+    issue(s + stages - 1);
+    Path::sum(acc, a_slices + (s % stages) * Path::slice_values,
+              b_slices + (s % stages) * Path::slice_values, tid);
   }
+  copies_wait<0>();
+  __syncthreads();  // the last sums have read their stages
 
   // C's tile through shared memory, then out along its diagonals.
   Path::put(acc, c_tile, tid);

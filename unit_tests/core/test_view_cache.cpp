@@ -59,6 +59,22 @@ TEST_CASE("the view cache hands out a View again only once nobody holds it", "[c
   cache.release();
 }
 
+TEST_CASE("a View taken from the cache asks its caller to wait for the device", "[core]") {
+  // take() leaves the wait to the caller, so that several Views share one fence: it asks for it
+  // only when it hands out a kept View (a fresh allocation has no earlier user).
+  const limit_for_test bound(test_limit);
+  auto& cache = nd::view_cache<vector>::instance();
+  bool wait = false;
+  auto a = cache.take(wait, "a", 500);
+  REQUIRE_FALSE(wait);
+  const double* a_data = a.data();
+  a = vector();
+  auto b = cache.take(wait, "b", 500);
+  REQUIRE(b.data() == a_data);
+  REQUIRE(wait);
+  cache.release();
+}
+
 TEST_CASE("the view cache matches every extent and stays under its bound", "[core]") {
   const limit_for_test bound(test_limit);
   auto& cache = nd::view_cache<matrix>::instance();

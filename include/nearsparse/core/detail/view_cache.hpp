@@ -80,13 +80,23 @@ class view_cache {
   /// it fits the bound). Its contents are unset.
   template <class... Extents>
   View get(const std::string& label, Extents... extents) {
+    bool wait = false;
+    View v = take(wait, label, extents...);
+    if (wait) typename View::execution_space().fence();
+    return v;
+  }
+
+  /// As get, but a View from the cache sets `wait` instead of waiting for the device itself: the
+  /// caller fences once before using the Views it took (one wait for several Views).
+  template <class... Extents>
+  View take(bool& wait, const std::string& label, Extents... extents) {
     const std::size_t e[] = {std::size_t(extents)...};
     const std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& v : kept_)
       if (v.use_count() == 1 && same_extents(v, e)) {
         // Its last user may have queued work on it on any stream: wait for the device, as
         // cudaFree would have.
-        typename View::execution_space().fence();
+        wait = true;
         return v;
       }
     const std::size_t limit = view_cache_limit();
@@ -172,6 +182,24 @@ View cached_view(const std::string& label, Extents... extents) {
   } else {
     return view_cache<View>::instance().get(label, extents...);
   }
+}
+
+/// As cached_view, for several Views taken together: sets `wait` where the caller must fence
+/// the device before using them (fence_cached_views).
+template <class View, class... Extents>
+View cached_view_taken(bool& wait, const std::string& label, Extents... extents) {
+  using mem = typename View::memory_space;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
+    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+  } else {
+    return view_cache<View>::instance().take(wait, label, extents...);
+  }
+}
+
+/// The one wait for Views taken with cached_view_taken.
+template <class MemorySpace>
+void fence_cached_views(bool wait) {
+  if (wait) typename MemorySpace::execution_space().fence();
 }
 
 }  // namespace nearsparse::detail

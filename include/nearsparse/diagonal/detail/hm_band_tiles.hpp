@@ -54,7 +54,7 @@ double hm_band_tile_work(int m, int k, int n, const hm_band_range& a, const hm_b
 /// multiply-adds per second (half-band 100, n = 10240: 760 M in 117 us against 414 M in 932 us;
 /// perf/RESULTS.md), and at half-band 20 (7.9 times the work) 1.6 times as fast.
 inline constexpr double hm_band_max_waste = 12;
-inline constexpr double hm_band_min_multiply_adds = 1 << 21;
+inline constexpr double hm_band_min_multiply_adds = 1 << 19;
 bool hm_band_tiles_pay(int m, int k, int n, const hm_band_range& a, const hm_band_range& b,
                        const hm_band_range& c, double multiply_adds);
 
