@@ -20,6 +20,9 @@ constexpr int slice = hm_band_slice;                // inner indices staged at a
 constexpr int threads = 256;                        // 8 warps
 constexpr int per_thread = tile * slice / threads;  // values of A (and of B) a thread stages
 constexpr int stages = 4;                           // slices in flight or being summed
+// Entries of missing diagonals on each side of A's and B's tables: a slice reaches at most
+// tile + slice - 2 offsets past an operand's range, so staging needs no range test.
+constexpr int table_pad = tile + slice;
 constexpr index_type missing = std::numeric_limits<index_type>::min();
 
 template <class Scalar>
@@ -161,7 +164,8 @@ __device__ __forceinline__ void copies_wait() {
 
 // table[x - lo] = where logical diagonal x of the operand has its "row 0", so that its element
 // in row r is values[table[x - lo] + r] (a position is the smaller of row and column, whether or
-// not the operand is transposed), or `missing` where no diagonal is stored.
+// not the operand is transposed), or `missing` where no diagonal is stored. `table` may point
+// past a padding of `missing` entries.
 __device__ void fill_table(index_type* table, const hm_band_operand& op) {
   for (int t = int(threadIdx.x); t < op.range.count; t += threads) {
     const int stored = __ldg(op.offsets + t);
@@ -178,16 +182,6 @@ __device__ void fill_band_table(index_type* table, int m, int n, const hm_band_r
   }
 }
 
-// Where the value of diagonal x at row r is, or null outside the operand's range and stored
-// diagonals (a zero).
-template <class Scalar>
-__device__ const Scalar* band_source(const index_type* table, const hm_band_range& range,
-                                     const Scalar* values, int x, int r) {
-  if (x < range.lo || x > range.hi) return nullptr;
-  const index_type base = table[x - range.lo];
-  return base == missing ? nullptr : values + base + r;
-}
-
 // Block (row tile, column tile within the band). Shared memory: `stages` slices of A and of B
 // (a ring the asynchronous copies fill stages - 1 slices ahead of the one being summed), reused
 // for C's tile at the end, then the three diagonal tables.
@@ -202,9 +196,11 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
   Scalar* const a_slices = reinterpret_cast<Scalar*>(shared_bytes);  // [stages][slice_values]
   Scalar* const b_slices = a_slices + stages * Path::slice_values;   // [stages][slice_values]
   Scalar* const c_tile = a_slices;                                   // [tile][c_ld], at the end
-  index_type* const a_table = reinterpret_cast<index_type*>(a_slices + tile_values<Path>);
-  index_type* const b_table = a_table + p.a.range.span();
-  index_type* const c_table = b_table + p.b.range.span();
+  // A's and B's tables with table_pad entries before and after, then C's.
+  index_type* const tables = reinterpret_cast<index_type*>(a_slices + tile_values<Path>);
+  index_type* const a_table = tables + table_pad;
+  index_type* const b_table = a_table + p.a.range.span() + 2 * table_pad;
+  index_type* const c_table = b_table + p.b.range.span() + table_pad;
 
   const int tid = int(threadIdx.x);
   if (p.c_offsets_out != nullptr && blockIdx.y == 0) {
@@ -225,8 +221,8 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
   const int jhi = min(min(i1 + p.a.range.hi, k1 - p.b.range.lo), p.k - 1);
   const int slices = jhi >= jlo ? (jhi - jlo) / slice + 1 : 0;
 
-  const int spans = p.a.range.span() + p.b.range.span() + p.c.range.span();
-  for (int x = tid; x < spans; x += threads) a_table[x] = missing;
+  const int entries = p.a.range.span() + p.b.range.span() + p.c.range.span() + 4 * table_pad;
+  for (int x = tid; x < entries; x += threads) tables[x] = missing;
   __syncthreads();
   fill_table(a_table, p.a);
   fill_table(b_table, p.b);
@@ -236,6 +232,26 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
     fill_table(c_table, p.c);
   __syncthreads();
 
+  // What a thread stages does not change from slice to slice but for the inner index: its row
+  // of A (threads is a multiple of tile) and inner index of B (of slice), and for each of its
+  // values the other index and the place in a stage. Only the table lookups move, 16 entries a
+  // slice; the padded tables make the range tests unnecessary.
+  const int a_row = tid % tile, b_inner = tid % slice;
+  const int i = i0 + a_row;
+  const bool a_row_in = i < p.m;
+  const index_type a_at_row = i;
+  int a_inner[per_thread], a_place[per_thread], b_col[per_thread], b_place[per_thread];
+#pragma unroll
+  for (int r = 0; r < per_thread; ++r) {
+    const int x = tid + r * threads;
+    a_inner[r] = (a_row + x / tile) % slice;
+    a_place[r] = Path::a_at(a_row, a_inner[r]);
+    b_col[r] = (b_inner + x / slice) % tile;
+    b_place[r] = Path::b_at(b_inner, b_col[r]);
+  }
+  const index_type* const a_lookup = a_table - p.a.range.lo - i;   // [ja] for diagonal ja - i
+  const index_type* const b_lookup = b_table - p.b.range.lo + k0;  // [kk - jb] for column k0 + kk
+
   // Queues slice number `at` into its stage of the ring; a group is committed even past the last
   // slice, so that every thread counts the same groups.
   const auto issue = [&](const int at) {
@@ -243,21 +259,17 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
       const int j0 = jlo + at * slice;
       Scalar* const sa = a_slices + (at % stages) * Path::slice_values;
       Scalar* const sb = b_slices + (at % stages) * Path::slice_values;
+      const int jb = j0 + b_inner;
+      const bool b_row_in = jb < p.k;
 #pragma unroll
       for (int r = 0; r < per_thread; ++r) {
-        const int x = tid + r * threads;
-        const int ii = x % tile, ia = (ii + x / tile) % slice;
-        const int i = i0 + ii, ja = j0 + ia;
-        copy_async(sa + Path::a_at(ii, ia),
-                   i < p.m && ja < p.k ? band_source(a_table, p.a.range, p.a_values, ja - i, i)
-                                       : static_cast<const Scalar*>(nullptr),
-                   p.a_values);
-        const int jj = x % slice, kk = (jj + x / slice) % tile;
-        const int jb = j0 + jj, col = k0 + kk;
-        copy_async(sb + Path::b_at(jj, kk),
-                   jb < p.k && col < p.n ? band_source(b_table, p.b.range, p.b_values, col - jb, jb)
-                                         : static_cast<const Scalar*>(nullptr),
-                   p.b_values);
+        const int ja = j0 + a_inner[r];
+        const index_type a_base = a_lookup[ja];
+        const bool a_in = a_row_in && ja < p.k && a_base != missing;
+        copy_async(sa + a_place[r], a_in ? p.a_values + a_base + a_at_row : nullptr, p.a_values);
+        const index_type b_base = b_lookup[b_col[r] - jb];
+        const bool b_in = b_row_in && k0 + b_col[r] < p.n && b_base != missing;
+        copy_async(sb + b_place[r], b_in ? p.b_values + b_base + jb : nullptr, p.b_values);
       }
     }
     copies_commit();
@@ -312,11 +324,12 @@ bool dmma_runs() {
 template <class Scalar, class Path>
 void launch_path(const Kokkos::Cuda& exec, const params<Scalar>& p, int spans) {
   const std::size_t tiles_bytes = std::size_t(tile_values<Path>) * sizeof(Scalar);
-  const std::size_t shared = tiles_bytes + std::size_t(spans) * sizeof(index_type);
+  const std::size_t shared = tiles_bytes + std::size_t(spans + 4 * table_pad) * sizeof(index_type);
   static std::once_flag attribute;
   std::call_once(attribute, [tiles_bytes] {
-    cudaFuncSetAttribute(band_tiles<Scalar, Path>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         int(tiles_bytes + std::size_t(hm_band_max_range) * sizeof(index_type)));
+    cudaFuncSetAttribute(
+        band_tiles<Scalar, Path>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        int(tiles_bytes + std::size_t(hm_band_max_range + 4 * table_pad) * sizeof(index_type)));
   });
   // Column tiles a row tile can meet: its 64 rows reach tile - 1 + span(C) columns.
   const unsigned columns = unsigned((tile - 1 + p.c.range.span()) / tile + 2);
