@@ -445,6 +445,7 @@ TEST_CASE("band tiles are chosen for wide, full bands only", "[diagonal]") {
   };
   CHECK(band(10240, 100));
   CHECK(band(10240, 50));
+  CHECK(band(1024, 15));        // 1M multiply-adds
   CHECK_FALSE(band(1024, 5));   // too little work for the tiles' fixed cost
   CHECK_FALSE(band(40000, 1));  // too narrow: the tiles would be mostly zeros
   // The same range with a third of its diagonals: the tiles would mostly multiply zeros.

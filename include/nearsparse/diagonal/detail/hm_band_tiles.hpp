@@ -7,7 +7,9 @@
 // share a segment of A: on an H100 it is bound by L2 bandwidth at two loads per multiply-add. When
 // the operands fill most of their diagonal range (bands), the product is an ordinary dense one
 // restricted to a band, and dense tiles do it the way a GEMM does: a block computes a 64 x 64 tile
-// of C, staging 16-wide slices of A and B (zeros where no diagonal is stored) in shared memory.
+// of C, staging 16-wide slices of A and B (zeros where no diagonal is stored) in a ring of four
+// shared-memory stages that asynchronous copies (cp.async) fill three slices ahead, so that the
+// loads' latency hides behind the sums and the staged values never pass through registers.
 // In double on compute capability 9.0 the fp64 tensor cores (mma.sync m16n8k16) sum the slices;
 // otherwise each thread sums a 4 x 4 block of C in registers, about 8 multiply-adds per value
 // read from shared memory. The tiles compute zeros at the band's edges; hm_band_tiles_pay
@@ -30,7 +32,8 @@ namespace nearsparse::diagonal::detail {
 inline constexpr int hm_band_tile = 64;
 inline constexpr int hm_band_slice = 16;
 /// Most offsets the three diagonal ranges (of op(A), op(B) and C) may span together: a block
-/// keeps an 8-byte entry per offset in shared memory beside its 32 KB of tiles.
+/// keeps an 8-byte entry per offset (and 320 of padding) in shared memory beside its 72 KB of
+/// stages, and two blocks share an SM.
 inline constexpr int hm_band_max_range = 4096;
 
 /// The lowest and highest logical offset of op(X) and how many diagonals it stores.
@@ -50,9 +53,10 @@ double hm_band_tile_work(int m, int k, int n, const hm_band_range& a, const hm_b
 /// Whether the band tiles pay for a product of `multiply_adds` multiply-adds: the operands fill
 /// at least half of their ranges, the ranges fit in shared memory, the product is large enough
 /// for the tiles' fixed cost, and the tiles do at most hm_band_max_waste times the multiply-adds
-/// the output-stationary kernel does. On an H100 in double the tiles did about 15 times as many
-/// multiply-adds per second (half-band 100, n = 10240: 760 M in 117 us against 414 M in 932 us;
-/// perf/RESULTS.md), and at half-band 20 (7.9 times the work) 1.6 times as fast.
+/// the output-stationary kernel does. On an H100 in double the tiles did about 18 times as many
+/// multiply-adds per second (half-band 100, n = 10240: 760 M in 98 us against 414 M in 936 us;
+/// perf/RESULTS.md), at half-band 20 (7.9 times the work) 1.7 times as fast, and at n = 1024,
+/// half-band 15 (1 M multiply-adds, where a call is mostly its launch) 1.3 times as fast.
 inline constexpr double hm_band_max_waste = 12;
 inline constexpr double hm_band_min_multiply_adds = 1 << 19;
 bool hm_band_tiles_pay(int m, int k, int n, const hm_band_range& a, const hm_band_range& b,
