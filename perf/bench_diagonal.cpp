@@ -139,7 +139,15 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
         {"cdm_plan_reused", [=] { nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc); }, 0, 1, false});
     others.push_back({"cdm", [=] { const auto r = nd::multiply(exec, ca, cb); }, 0, 1, false});
   }
-  // Where a whole call's time goes beyond the kernel: the symbolic phase, C's allocation.
+  // Where a whole call's time goes beyond the kernel: the host's symbolic phase (with the fence
+  // every contender's timing ends in), a plan, C's allocation.
+  others.push_back({"hm_symbolic",
+                    [=] {
+                      const auto s =
+                          nd::detail::hm_symbolic_of("bench", a, b, nd::op::none, nd::op::none);
+                      benchmark::DoNotOptimize(s.multiply_adds);
+                    },
+                    0, 1, false});
   others.push_back({"hm_plan_build",
                     [=] { const nd::hm_product_plan<double, Kokkos::CudaSpace> p(exec, a, b); }, 0,
                     1, false});
