@@ -3,6 +3,7 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
 
+#include "../core/cuda_async_copy.hpp"
 #include "../core/cuda_mma_f64.hpp"
 
 #include <cuda_runtime.h>
@@ -134,34 +135,6 @@ inline constexpr int tile_values =
     2 * stages* Path::slice_values > tile* Path::c_ld ? 2 * stages* Path::slice_values
                                                       : tile* Path::c_ld;
 
-// One value of an operand into shared memory, or a zero where `src` is null, without passing
-// through registers: cp.async (compute capability 8.0 on) zero-fills when told to read 0 bytes
-// (it then reads nothing; `valid` is any address of the operand). Older GPUs copy in place.
-template <class Scalar>
-__device__ __forceinline__ void copy_async(Scalar* dst, const Scalar* src, const Scalar* valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int bytes = src != nullptr ? int(sizeof(Scalar)) : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to),
-               "l"(src != nullptr ? src : valid), "n"(int(sizeof(Scalar))), "r"(bytes)
-               : "memory");
-#else
-  *dst = src != nullptr ? __ldg(src) : Scalar(0);
-#endif
-}
-__device__ __forceinline__ void copies_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most `pending` committed groups of this thread's copies are outstanding.
-template <int pending>
-__device__ __forceinline__ void copies_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
-}
-
 // table[x - lo] = where logical diagonal x of the operand has its "row 0", so that its element
 // in row r is values[table[x - lo] + r] (a position is the smaller of row and column, whether or
 // not the operand is transposed), or `missing` where no diagonal is stored. `table` may point
@@ -266,26 +239,28 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
         const int ja = j0 + a_inner[r];
         const index_type a_base = a_lookup[ja];
         const bool a_in = a_row_in && ja < p.k && a_base != missing;
-        copy_async(sa + a_place[r], a_in ? p.a_values + a_base + a_at_row : nullptr, p.a_values);
+        nearsparse::detail::cp_async_or_zero(
+            sa + a_place[r], a_in ? p.a_values + a_base + a_at_row : nullptr, p.a_values);
         const index_type b_base = b_lookup[b_col[r] - jb];
         const bool b_in = b_row_in && k0 + b_col[r] < p.n && b_base != missing;
-        copy_async(sb + b_place[r], b_in ? p.b_values + b_base + jb : nullptr, p.b_values);
+        nearsparse::detail::cp_async_or_zero(sb + b_place[r],
+                                             b_in ? p.b_values + b_base + jb : nullptr, p.b_values);
       }
     }
-    copies_commit();
+    nearsparse::detail::cp_async_commit();
   };
 
   typename Path::accumulators acc = {};
 #pragma unroll
   for (int at = 0; at < stages - 1; ++at) issue(at);
   for (int s = 0; s < slices; ++s) {
-    copies_wait<stages - 2>();  // this thread's copies of slice s have landed
-    __syncthreads();            // everyone's have, and slice s - 1's stage is free
+    nearsparse::detail::cp_async_wait<stages - 2>();  // this thread's copies of slice s have landed
+    __syncthreads();  // everyone's have, and slice s - 1's stage is free
     issue(s + stages - 1);
     Path::sum(acc, a_slices + (s % stages) * Path::slice_values,
               b_slices + (s % stages) * Path::slice_values, tid);
   }
-  copies_wait<0>();
+  nearsparse::detail::cp_async_wait<0>();
   __syncthreads();  // the last sums have read their stages
 
   // C's tile through shared memory, then out along its diagonals.
@@ -348,7 +323,7 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_band_args<Scalar>& args) {
         hm_band_max_range, " offsets together; got ", args.a.range.span(), ", ",
         args.b.range.span(), " and ", args.c.range.span()));
   if (args.m == 0 || args.n == 0) return;
-  const bool c_is_band = args.c.range.count == args.c.range.span();
+  const bool c_is_band = args.c.range.whole();
   if (args.c_offsets_out != nullptr && (!c_is_band || args.c_starts_out == nullptr))
     throw nearsparse::invalid_argument(nearsparse::detail::concat(
         "nearsparse::diagonal::multiply (CUDA band tiles): C's structure can be written only for "

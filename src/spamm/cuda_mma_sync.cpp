@@ -21,6 +21,7 @@
 // standalone program can include it to time variants of its kernels.
 #include <nearsparse/core/errors.hpp>
 
+#include "../core/cuda_async_copy.hpp"
 #include "../core/cuda_mma_f64.hpp"
 #include "cuda_kernel_common.hpp"
 #include "cuda_mma_sync.hpp"
@@ -34,17 +35,9 @@
 namespace nearsparse::detail::spamm {
 namespace {
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using nearsparse::detail::cp_async16;
+using nearsparse::detail::cp_async_commit;
+using nearsparse::detail::cp_async_wait;
 
 // ldmatrix: four (or two) 8 x 8 matrices of 16-bit elements, rows addressed by lanes 0-31
 // (0-15 for .x2). Also used for tf32, whose 32-bit elements it moves as pairs of halves.

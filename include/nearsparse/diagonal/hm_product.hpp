@@ -132,7 +132,7 @@ hm_matrix<Scalar, Mem> cuda_hm_band_whole(const Kokkos::Cuda& exec, const hm_mat
                                           const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
                                           hm_symbolic_product s) {
   const std::size_t nc = s.c_offsets.size();
-  const bool c_is_band = nc > 0 && std::size_t(s.c_offsets.back() - s.c_offsets.front()) + 1 == nc;
+  const bool c_is_band = hm_band_range_of(s.c_offsets, false).whole();
   auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
   if (!c_is_band) {
     // Pageable copies: the sources are consumed before the calls return.

@@ -172,18 +172,6 @@ class view_cache {
   std::size_t bytes_ = 0;
 };
 
-/// A View of type View with these extents and unset contents: from the cache for device memory,
-/// a fresh allocation for host memory.
-template <class View, class... Extents>
-View cached_view(const std::string& label, Extents... extents) {
-  using mem = typename View::memory_space;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
-    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
-  } else {
-    return view_cache<View>::instance().get(label, extents...);
-  }
-}
-
 /// As cached_view, for several Views taken together: sets `wait` where the caller must fence
 /// the device before using them (fence_cached_views).
 template <class View, class... Extents>
@@ -200,6 +188,16 @@ View cached_view_taken(bool& wait, const std::string& label, Extents... extents)
 template <class MemorySpace>
 void fence_cached_views(bool wait) {
   if (wait) typename MemorySpace::execution_space().fence();
+}
+
+/// A View of type View with these extents and unset contents: from the cache for device memory,
+/// a fresh allocation for host memory.
+template <class View, class... Extents>
+View cached_view(const std::string& label, Extents... extents) {
+  bool wait = false;
+  View v = cached_view_taken<View>(wait, label, extents...);
+  fence_cached_views<typename View::memory_space>(wait);
+  return v;
 }
 
 }  // namespace nearsparse::detail

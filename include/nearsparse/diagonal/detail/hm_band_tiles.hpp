@@ -40,6 +40,8 @@ inline constexpr int hm_band_max_range = 4096;
 struct hm_band_range {
   int lo = 0, hi = -1, count = 0;
   KOKKOS_INLINE_FUNCTION int span() const { return hi - lo + 1; }
+  /// Whether every diagonal of the range is stored (a band).
+  KOKKOS_INLINE_FUNCTION bool whole() const { return count > 0 && count == span(); }
 };
 
 /// The logical range of op(X) from its stored offsets (ascending).
