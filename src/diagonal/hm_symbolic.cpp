@@ -11,6 +11,20 @@
 namespace nearsparse::diagonal::detail {
 
 namespace {
+/// Working arrays of the symbolic phase, kept per thread from call to call. Fresh ones can cost
+/// more than the counting itself: freeing a few hundred kilobytes may return the pages to the
+/// system, and touching new ones faults each page in (perf/RESULTS.md, session 24).
+struct symbolic_scratch {
+  std::vector<int> per_c;              // pairs per offset of C's range
+  std::vector<std::uint64_t> present;  // a bit per offset of C's range
+  std::vector<int> b_logical;          // B's logical offsets, ascending
+  std::vector<index_type> b_start;     // and their starts
+};
+symbolic_scratch& scratch() {
+  thread_local symbolic_scratch s;
+  return s;
+}
+
 int op_rows(const hm_operand_structure& s) {
   return s.operation == op::none ? s.rows : s.cols;
 }
@@ -29,8 +43,10 @@ template <class F>
 void for_each_pair(const hm_symbolic_product& s, F&& f) {
   const int m = s.rows, k = s.inner, n = s.cols;
   const std::size_t na = s.a.offsets->size(), nb = s.b.offsets->size();
-  std::vector<int> b_logical(nb);  // ascending
-  std::vector<index_type> b_start(nb);
+  auto& b_logical = scratch().b_logical;  // ascending
+  auto& b_start = scratch().b_start;
+  b_logical.resize(nb);
+  b_start.resize(nb);
   for (std::size_t j = 0; j < nb; ++j) {
     const std::size_t tb = s.b.operation == op::none ? j : nb - 1 - j;
     b_logical[j] = logical_offset(s.b, tb);
@@ -51,6 +67,7 @@ void for_each_pair(const hm_symbolic_product& s, F&& f) {
     }
   }
 }
+
 /// Sum and count of the positive values of g(x) = c0 + s x over the integers x in [x0, x1],
 /// for a slope s of -1, 0 or +1.
 struct positive_part {
@@ -133,12 +150,12 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     c_hi = std::min(a_hi + b_hi, n - 1);
   }
 
-  // Pass 1: how many pairs meet on each C diagonal, and a bit per offset C has. Walking the set
-  // bits, not every offset in the range, spares a branch per offset that mispredicts as often as
-  // scattered diagonals make it (a quarter of the symbolic phase at n = 5000, 59 x 35).
+  // Pass 1: how many pairs meet on each C diagonal, and a bit per offset C has.
   const std::size_t range = std::size_t(std::max(c_hi - out.c_lo + 1, 0));
-  std::vector<int> per_c(range, 0);
-  std::vector<std::uint64_t> present((range + 63) / 64, 0);
+  auto& per_c = scratch().per_c;
+  auto& present = scratch().present;
+  per_c.assign(range, 0);
+  present.assign((range + 63) / 64, 0);
   index_type multiply_adds = 0;  // an integer sum: no chain of floating-point adds
   if (pairwise || !stores_whole_range(a) || !stores_whole_range(b)) {
     for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
@@ -164,14 +181,17 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     }
   }
   out.multiply_adds = double(multiply_adds);
-  const std::size_t most = std::min(range, na * nb);
-  out.c_offsets.reserve(most);
-  out.c_starts.reserve(most + 1);
-  out.pair_ptr.reserve(most + 1);
-  out.chunk_ptr.reserve(most + 1);
-
-  // C's diagonals and where each starts.
   out.c_range = int(range);
+
+  // Pass 2: C's diagonals and where each starts. Walking the set bits, not every offset in the
+  // range, spares a branch per offset that mispredicts as often as scattered diagonals make it
+  // (a quarter of the symbolic phase at n = 5000, 59 x 35).
+  std::size_t nc = 0;
+  for (const std::uint64_t word : present) nc += std::size_t(__builtin_popcountll(word));
+  out.c_offsets.reserve(nc);
+  out.c_starts.reserve(nc + 1);
+  out.pair_ptr.reserve(nc + 1);
+  out.chunk_ptr.reserve(nc + 1);
   out.c_starts.push_back(0);
   out.pair_ptr.push_back(0);
   out.chunk_ptr.push_back(0);
@@ -186,6 +206,12 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
       out.chunk_ptr.push_back(out.chunk_ptr.back() + (len + hm_chunk - 1) / hm_chunk);
     }
   return out;
+}
+
+index_type* hm_staging_buffer(std::size_t count) {
+  thread_local std::vector<index_type> buffer;
+  if (buffer.size() < count) buffer.resize(count);
+  return buffer.data();
 }
 
 void hm_c_index(const hm_symbolic_product& s, int* index) {

@@ -520,6 +520,66 @@ TEST_CASE("the closed-form symbolic phase of two bands equals the pairwise one",
   CHECK(s.multiply_adds == dd::hm_symbolic("test", w, w, true).multiply_adds);
 }
 
+TEST_CASE("the symbolic phase of many scattered diagonals equals an element count", "[diagonal]") {
+  // Thousands of pairs of randomly placed diagonals, rectangular shapes, every transposition.
+  // The reference counts, for every pair of logical diagonals, the rows i with (i, i + a) inside
+  // op(A) and (i + a, i + a + b) inside op(B): no formula of the symbolic phase is used.
+  namespace dd = nd::detail;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 random(seed);
+  const auto uniform = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    const int m = uniform(40, 333), k = uniform(40, 333), n = uniform(40, 333);
+    const auto op_a = trial % 2 ? nd::op::transpose : nd::op::none;
+    const auto op_b = trial / 2 % 2 ? nd::op::transpose : nd::op::none;
+    const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+    const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    const int na = std::min(ar + ac - 1, uniform(70, 200)), nb = std::min(br + bc - 1, 90);
+    const auto a_offsets = nd::random_offsets(ar, ac, na, seed + 2 * std::uint64_t(trial));
+    const auto b_offsets = nd::random_offsets(br, bc, nb, seed + 2 * std::uint64_t(trial) + 1);
+    REQUIRE(a_offsets.size() * b_offsets.size() >= 4000);
+    const auto a_starts = dd::diagonal_starts(ar, ac, a_offsets);
+    const auto b_starts = dd::diagonal_starts(br, bc, b_offsets);
+    const dd::hm_operand_structure a{ar, ac, &a_offsets, &a_starts, op_a};
+    const dd::hm_operand_structure b{br, bc, &b_offsets, &b_starts, op_b};
+    const auto s = dd::hm_symbolic("test", a, b);
+    INFO(m << " x " << k << " x " << n << ", " << na << " x " << nb << " diagonals, op "
+           << nd::to_string(op_a) << " " << nd::to_string(op_b));
+
+    std::vector<int> pairs_on(std::size_t(m + n - 1), 0);  // by c + m - 1
+    double multiply_adds = 0;
+    for (const int stored_a : a_offsets)
+      for (const int stored_b : b_offsets) {
+        const int da = ta ? -stored_a : stored_a, db = tb ? -stored_b : stored_b;
+        int rows = 0;
+        for (int i = 0; i < m; ++i)
+          rows += i + da >= 0 && i + da < k && i + da + db >= 0 && i + da + db < n ? 1 : 0;
+        if (rows == 0) continue;
+        ++pairs_on[std::size_t(da + db + m - 1)];
+        multiply_adds += rows;
+      }
+    std::vector<int> offsets;
+    std::vector<std::int64_t> starts{0}, pair_ptr{0}, chunk_ptr{0};
+    for (int c = 1 - m; c < n; ++c) {
+      const int count = pairs_on[std::size_t(c + m - 1)];
+      if (count == 0) continue;
+      const std::int64_t len = std::min(c >= 0 ? m : m + c, c >= 0 ? n - c : n);
+      offsets.push_back(c);
+      starts.push_back(starts.back() + len);
+      pair_ptr.push_back(pair_ptr.back() + count);
+      chunk_ptr.push_back(chunk_ptr.back() + (len + dd::hm_chunk - 1) / dd::hm_chunk);
+    }
+    REQUIRE(s.c_offsets == offsets);
+    REQUIRE(s.c_starts == starts);
+    REQUIRE(s.pair_ptr == pair_ptr);
+    REQUIRE(s.chunk_ptr == chunk_ptr);
+    REQUIRE(s.multiply_adds == multiply_adds);
+  }
+}
+
 TEST_CASE("a band's diagonal starts in closed form equal the stored starts", "[diagonal]") {
   // band_diagonal_start lets a kernel find where each diagonal of a band starts without reading
   // the starts; compared with diagonal_starts on every band of small shapes and a large one.

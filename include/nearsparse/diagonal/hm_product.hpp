@@ -61,6 +61,12 @@ struct hm_product_access {
                                                 hm_symbolic_product symbolic) {
     return hm_product_plan<Scalar, Mem>(exec, a, b, op_a, op_b, std::move(symbolic));
   }
+
+  template <class Scalar, class Mem>
+  static hm_matrix<Scalar, Mem> make_c_with(const hm_product_plan<Scalar, Mem>& plan,
+                                            typename hm_matrix<Scalar, Mem>::values_view values) {
+    return plan.make_c_with(std::move(values));
+  }
 };
 
 /// Whether the band tiles (detail/hm_band_tiles.hpp) pay for op(A) op(B) with C's structure `s`.
@@ -239,16 +245,21 @@ class hm_product_plan {
   /// and starts are the plan's device arrays (shared, never written), so it costs one allocation.
   template <class ExecSpace>
   matrix make_c_uninitialized(const ExecSpace&) const {
-    return detail::hm_product_access::make_matrix<Scalar, MemorySpace>(
-        rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_, c_starts_,
-        nearsparse::detail::cached_view<typename matrix::values_view>(
-            "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
+    return make_c_with(nearsparse::detail::cached_view<typename matrix::values_view>(
+        "nearsparse::hm_product.C.values", std::size_t(c_stored_count())));
   }
 
   const detail::hm_device_pairs<MemorySpace>& device() const { return device_; }
 
  private:
   friend struct detail::hm_product_access;
+
+  // C with the product's structure around `values` (c_stored_count() of them).
+  matrix make_c_with(typename matrix::values_view values) const {
+    return detail::hm_product_access::make_matrix<Scalar, MemorySpace>(
+        rows(), cols(), symbolic_.c_offsets, symbolic_.c_starts, c_offsets_, c_starts_,
+        std::move(values));
+  }
 
   // From a symbolic phase already done (the one-call multiply does it first).
   template <class ExecSpace>
@@ -311,8 +322,12 @@ class hm_product_plan {
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     const bool on_host = host || words <= detail::hm_small_plan_words;
     auto& d = device_;
-    d.storage = nearsparse::detail::cached_view<Kokkos::View<index_type*, MemorySpace>>(
-        "nearsparse::hm_plan", words);
+    bool wait = false;  // one wait for the device for both cached arrays
+    d.storage = nearsparse::detail::cached_view_taken<Kokkos::View<index_type*, MemorySpace>>(
+        wait, "nearsparse::hm_plan", words);
+    c_offsets_ = nearsparse::detail::cached_view_taken<Kokkos::View<int*, MemorySpace>>(
+        wait, "nearsparse::hm_product.C.offsets", nc);
+    nearsparse::detail::fence_cached_views<MemorySpace>(wait);
     d.rows = s.rows;
     d.inner = s.inner;
     d.cols = s.cols;
@@ -320,17 +335,13 @@ class hm_product_plan {
     d.a_transposed = op_a_ == op::transpose;
     d.b_transposed = op_b_ == op::transpose;
     d.chunks = s.chunk_ptr.back();
-    c_offsets_ = nearsparse::detail::cached_view<Kokkos::View<int*, MemorySpace>>(
-        "nearsparse::hm_product.C.offsets", nc);
 
     // The host writes words [from, to) of the buffer: all of it, or the symbolic pass's arrays.
     const std::size_t from = on_host ? 0 : 4 * pairs;
     const std::size_t to = on_host ? words : 4 * pairs + symbolic_words;
-    Kokkos::View<index_type*, Kokkos::HostSpace> staged;
-    if constexpr (!host)
-      staged = Kokkos::View<index_type*, Kokkos::HostSpace>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::hm_plan")),
-          to - from);
+    // Staged in a host buffer kept from plan to plan: a fresh one would fault its pages in.
+    Kokkos::View<index_type*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> staged;
+    if constexpr (!host) staged = decltype(staged)(detail::hm_staging_buffer(to - from), to - from);
     index_type* const written = host ? d.storage.data() : staged.data() - from;
     // Points `view` at the next `count` values of the buffer; returns where the host writes them
     // (null past `to`).
@@ -365,7 +376,8 @@ class hm_product_plan {
     if constexpr (host) {
       std::copy(s.c_offsets.begin(), s.c_offsets.end(), c_offsets_.data());
     } else {
-      // A pageable copy: the source is consumed before the call returns, so `staged` may go.
+      // A pageable copy: the source is consumed before the call returns, so the next plan may
+      // write `staged` again.
       Kokkos::deep_copy(exec, Kokkos::subview(d.storage, std::make_pair(from, to)), staged);
       if (on_host)
         Kokkos::deep_copy(exec, c_offsets_, d.c_offsets);
@@ -440,9 +452,14 @@ hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, M
         return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(symbolic));
     }
 #endif
+  // C's values are taken before the plan queues its work: a View from the cache waits for the
+  // device, and waiting after the plan's copies and kernel would hold the product's launch back.
+  auto values = nearsparse::detail::cached_view<typename hm_matrix<Scalar, Mem>::values_view>(
+      "nearsparse::hm_product.C.values", std::size_t(symbolic.c_starts.back()));
   const auto plan =
       detail::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(symbolic));
-  auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
+  // beta = 0: every value is written
+  auto c = detail::hm_product_access::make_c_with(plan, std::move(values));
   multiply(exec, plan, 1.0, a, b, 0.0, c, algorithm);
   return c;
 }

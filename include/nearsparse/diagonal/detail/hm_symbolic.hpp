@@ -12,6 +12,7 @@
 #include <nearsparse/diagonal/detail/indexing.hpp>
 #include <nearsparse/diagonal/operation.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -91,5 +92,9 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
 /// anyway). Device memory gets them from hm_fill_pairs_device (detail/hm_device_pairs.hpp)
 /// instead, in the same order.
 void hm_fill_pairs(const hm_symbolic_product& s, const int* c_index, hm_pair* pairs);
+
+/// A host buffer of at least `count` values, kept per thread from call to call (a plan stages
+/// its device arrays there). Valid until the calling thread asks again.
+index_type* hm_staging_buffer(std::size_t count);
 
 }  // namespace nearsparse::diagonal::detail
