@@ -33,6 +33,13 @@ struct hm_case {
   std::vector<int> b_offsets;
 };
 
+/// Uniform integers in [lo, hi] from a fresh seed (the tests report `seed` to replay a failure).
+struct uniform_ints {
+  std::uint64_t seed = nearsparse::test::fresh_seed();
+  std::mt19937_64 random{seed};
+  int operator()(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(random); }
+};
+
 std::vector<int> negated(std::vector<int> v) {
   for (int& d : v) d = -d;
   return v;
@@ -465,12 +472,9 @@ TEST_CASE("the closed-form symbolic phase of two bands equals the pairwise one",
   // calls hm_make_pair, the kernels' own test of where a pair meets. Shapes: square, tall, wide,
   // inner extents of 0, 1 and 2, bands partly or wholly past the matrix's corner, transposes.
   namespace dd = nd::detail;
-  const auto seed = nearsparse::test::fresh_seed();
+  uniform_ints uniform;
+  const auto seed = uniform.seed;
   INFO("seed " << seed);
-  std::mt19937_64 random(seed);
-  const auto uniform = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(random);
-  };
   // A contiguous range of offsets inside a rows x cols matrix (at least one diagonal).
   const auto band = [&](int rows, int cols) {
     const int lo = uniform(1 - rows, cols - 1);
@@ -525,12 +529,9 @@ TEST_CASE("the symbolic phase of many scattered diagonals equals an element coun
   // The reference counts, for every pair of logical diagonals, the rows i with (i, i + a) inside
   // op(A) and (i + a, i + a + b) inside op(B): no formula of the symbolic phase is used.
   namespace dd = nd::detail;
-  const auto seed = nearsparse::test::fresh_seed();
+  uniform_ints uniform;
+  const auto seed = uniform.seed;
   INFO("seed " << seed);
-  std::mt19937_64 random(seed);
-  const auto uniform = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(random);
-  };
   for (int trial = 0; trial < 12; ++trial) {
     const int m = uniform(40, 333), k = uniform(40, 333), n = uniform(40, 333);
     const auto op_a = trial % 2 ? nd::op::transpose : nd::op::none;
