@@ -2,11 +2,11 @@
 // on the diagonal lists, nothing proportional to the matrix.
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 
 namespace nearsparse::diagonal::detail {
 
@@ -113,10 +113,6 @@ positive_part pairs_on(int m, int k, int n, int c, int da_lo, int da_hi) {
   return total;
 }
 
-bool stores_whole_range(const hm_operand_structure& s) {
-  const std::size_t count = s.offsets->size();
-  return count > 0 && std::size_t(s.offsets->back() - s.offsets->front()) + 1 == count;
-}
 }  // namespace
 
 hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
@@ -137,17 +133,12 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
 
   // The offsets C can have: sums of the extreme offsets, clipped to C. Counting over this range
   // instead of all m + n - 1 offsets keeps a narrow band's symbolic phase independent of n.
-  const std::size_t na = a.offsets->size(), nb = b.offsets->size();
+  const hm_band_range ra = hm_band_range_of(*a.offsets, a.operation == op::transpose);
+  const hm_band_range rb = hm_band_range_of(*b.offsets, b.operation == op::transpose);
   int c_hi = -1;  // with c_lo = 0: no offset
-  if (na > 0 && nb > 0) {
-    const auto extremes = [](const hm_operand_structure& x, std::size_t count) {
-      const int lo = logical_offset(x, 0), hi = logical_offset(x, count - 1);
-      return std::pair<int, int>(std::min(lo, hi), std::max(lo, hi));
-    };
-    const auto [a_lo, a_hi] = extremes(a, na);
-    const auto [b_lo, b_hi] = extremes(b, nb);
-    out.c_lo = std::max(a_lo + b_lo, 1 - m);
-    c_hi = std::min(a_hi + b_hi, n - 1);
+  if (ra.count > 0 && rb.count > 0) {
+    out.c_lo = std::max(ra.lo + rb.lo, 1 - m);
+    c_hi = std::min(ra.hi + rb.hi, n - 1);
   }
 
   // Pass 1: how many pairs meet on each C diagonal, and a bit per offset C has.
@@ -157,7 +148,7 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   per_c.assign(range, 0);
   present.assign((range + 63) / 64, 0);
   index_type multiply_adds = 0;  // an integer sum: no chain of floating-point adds
-  if (pairwise || !stores_whole_range(a) || !stores_whole_range(b)) {
+  if (pairwise || !ra.whole() || !rb.whole()) {
     for_each_pair(out, [&](int c, const hm_pair&, index_type len) {
       const std::size_t at = std::size_t(c - out.c_lo);
       ++per_c[at];
@@ -167,13 +158,10 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   } else {
     // Two bands: each diagonal of C in closed form (at half-bands of 100, 401 diagonals where
     // the pairwise pass visits 40401 pairs).
-    const int a_lo = std::min(logical_offset(a, 0), logical_offset(a, na - 1));
-    const int b_lo = std::min(logical_offset(b, 0), logical_offset(b, nb - 1));
-    const int a_hi = a_lo + int(na) - 1, b_hi = b_lo + int(nb) - 1;
     for (std::size_t at = 0; at < range; ++at) {
       const int c = out.c_lo + int(at);
       const positive_part p =
-          pairs_on(m, out.inner, n, c, std::max(a_lo, c - b_hi), std::min(a_hi, c - b_lo));
+          pairs_on(m, out.inner, n, c, std::max(ra.lo, c - rb.hi), std::min(ra.hi, c - rb.lo));
       if (p.count == 0) continue;
       per_c[at] = int(p.count);
       present[at / 64] |= std::uint64_t(1) << (at % 64);
