@@ -148,6 +148,15 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
                       benchmark::DoNotOptimize(s.multiply_adds);
                     },
                     0, 1, false});
+  // The device's symbolic pass (what whole calls and plans on scattered diagonals take from
+  // hm_device_symbolic_min_pairs pairs on), timed on every case.
+  others.push_back({"hm_symbolic_device",
+                    [=] {
+                      const auto s = nd::detail::hm_symbolic_for(exec, "bench", a, b, nd::op::none,
+                                                                 nd::op::none, true);
+                      benchmark::DoNotOptimize(s.host.multiply_adds);
+                    },
+                    0, 1, false});
   others.push_back({"hm_plan_build",
                     [=] { const nd::hm_product_plan<double, Kokkos::CudaSpace> p(exec, a, b); }, 0,
                     1, false});

@@ -115,8 +115,8 @@ positive_part pairs_on(int m, int k, int n, int c, int da_lo, int da_hi) {
 
 }  // namespace
 
-hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
-                                const hm_operand_structure& b, bool pairwise) {
+hm_symbolic_product hm_symbolic_frame(const char* function, const hm_operand_structure& a,
+                                      const hm_operand_structure& b) {
   hm_symbolic_product out;
   out.rows = op_rows(a);
   out.inner = op_cols(a);
@@ -140,9 +140,22 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     out.c_lo = std::max(ra.lo + rb.lo, 1 - m);
     c_hi = std::min(ra.hi + rb.hi, n - 1);
   }
+  out.c_range = std::max(c_hi - out.c_lo + 1, 0);
+  out.c_starts.assign(1, 0);
+  out.pair_ptr.assign(1, 0);
+  out.chunk_ptr.assign(1, 0);
+  return out;
+}
+
+hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure& a,
+                                const hm_operand_structure& b, bool pairwise) {
+  hm_symbolic_product out = hm_symbolic_frame(function, a, b);
+  const int m = out.rows, n = out.cols;
+  const hm_band_range ra = hm_band_range_of(*a.offsets, a.operation == op::transpose);
+  const hm_band_range rb = hm_band_range_of(*b.offsets, b.operation == op::transpose);
 
   // Pass 1: how many pairs meet on each C diagonal, and a bit per offset C has.
-  const std::size_t range = std::size_t(std::max(c_hi - out.c_lo + 1, 0));
+  const std::size_t range = std::size_t(out.c_range);
   auto& per_c = scratch().per_c;
   auto& present = scratch().present;
   per_c.assign(range, 0);
@@ -169,7 +182,6 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
     }
   }
   out.multiply_adds = double(multiply_adds);
-  out.c_range = int(range);
 
   // Pass 2: C's diagonals and where each starts. Walking the set bits, not every offset in the
   // range, spares a branch per offset that mispredicts as often as scattered diagonals make it
@@ -180,9 +192,6 @@ hm_symbolic_product hm_symbolic(const char* function, const hm_operand_structure
   out.c_starts.reserve(nc + 1);
   out.pair_ptr.reserve(nc + 1);
   out.chunk_ptr.reserve(nc + 1);
-  out.c_starts.push_back(0);
-  out.pair_ptr.push_back(0);
-  out.chunk_ptr.push_back(0);
   for (std::size_t word = 0; word < present.size(); ++word)
     for (std::uint64_t bits = present[word]; bits != 0; bits &= bits - 1) {
       const std::size_t at = word * 64 + std::size_t(__builtin_ctzll(bits));

@@ -581,6 +581,100 @@ TEST_CASE("the symbolic phase of many scattered diagonals equals an element coun
   }
 }
 
+TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the host pass",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  // The device pass (detail/hm_device_symbolic.hpp) on every backend against the host pass: C's
+  // host and device arrays, a plan made from it (its pairs, chunks and index by offset against
+  // the host-made plan's) and that plan's product against the dense one. Shapes: rectangular,
+  // every transposition, scattered diagonals past a 256-offset team of the counting kernel,
+  // diagonals that never meet, a C range that is empty, full bands.
+  namespace dd = nd::detail;
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  uniform_ints uniform;
+  const auto seed = uniform.seed;
+  INFO("seed " << seed);
+  std::vector<hm_case> shapes;
+  for (int trial = 0; trial < 6; ++trial) {
+    const int m = uniform(40, 700), k = uniform(40, 700), n = uniform(40, 700);
+    shapes.push_back({"random " + std::to_string(trial), m, k, n,
+                      nd::random_offsets(m, k, std::min(m + k - 1, uniform(1, 120)), seed + trial),
+                      nd::random_offsets(k, n, std::min(k + n - 1, uniform(1, 120)),
+                                         seed + 100 + std::uint64_t(trial))});
+  }
+  shapes.push_back({"far-off diagonals that never meet", 50, 60, 50, {40, 45}, {-59, 30, 31}});
+  shapes.push_back({"no offset of C inside C", 50, 50, 50, {40}, {30}});
+  shapes.push_back({"bands 300, half-bands 7 and 4", 300, 300, 300,
+                    nd::banded_offsets(300, 300, 7, 7), nd::banded_offsets(300, 300, 4, 4)});
+  for (std::size_t t = 0; t < shapes.size(); ++t) {
+    const auto& c = shapes[t];
+    const auto op_a = t % 2 ? nd::op::transpose : nd::op::none;
+    const auto op_b = t / 2 % 2 ? nd::op::transpose : nd::op::none;
+    const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+    INFO(c.name << ", " << c.m << " x " << c.k << " x " << c.n << ", " << c.a_offsets.size()
+                << " x " << c.b_offsets.size() << " diagonals, op(A) " << nd::to_string(op_a)
+                << ", op(B) " << nd::to_string(op_b));
+    const auto a = nd::random_hm<double>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
+                                         ta ? negated(c.a_offsets) : c.a_offsets, seed + 7 * t);
+    const auto b = nd::random_hm<double>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
+                                         tb ? negated(c.b_offsets) : c.b_offsets, seed + 7 * t + 1);
+    auto on_device = dd::hm_symbolic_for(exec, "test", a, b, op_a, op_b, true);
+    const auto on_host = dd::hm_symbolic_for(exec, "test", a, b, op_a, op_b).host;
+    const auto s = on_device.host;  // a copy: the plan below takes on_device
+    REQUIRE(on_device.device.storage.data() != nullptr);
+    REQUIRE(s.c_lo == on_host.c_lo);
+    REQUIRE(s.c_range == on_host.c_range);
+    REQUIRE(s.c_offsets == on_host.c_offsets);
+    REQUIRE(s.c_starts == on_host.c_starts);
+    REQUIRE(s.pair_ptr == on_host.pair_ptr);
+    REQUIRE(s.chunk_ptr == on_host.chunk_ptr);
+    REQUIRE(s.multiply_adds == on_host.multiply_adds);
+    const std::size_t nc = s.c_offsets.size();
+    const auto& dev = on_device.device;
+    const auto copy = [](const auto& v, std::size_t count) {
+      const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+      return std::vector<std::int64_t>(h.data(), h.data() + count);
+    };
+    const auto widen = [](const auto& v) { return std::vector<std::int64_t>(v.begin(), v.end()); };
+    CHECK(copy(dev.c_offsets(), nc) == widen(s.c_offsets));
+    CHECK(copy(dev.c_starts(), nc + 1) == widen(s.c_starts));
+    CHECK(copy(dev.pair_ptr(), nc + 1) == widen(s.pair_ptr));
+    CHECK(copy(dev.chunk_ptr(), nc + 1) == widen(s.chunk_ptr));
+
+    // A plan made from the device pass against one made from the host pass.
+    const auto plan = dd::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(on_device));
+    const auto host_made = dd::hm_product_access::make_plan(
+        exec, a, b, op_a, op_b, dd::hm_symbolic_result<mem>{on_host, {}});
+    const auto& pd = plan.device();
+    const auto& hd = host_made.device();
+    REQUIRE(pd.pairs.extent(0) == hd.pairs.extent(0));
+    REQUIRE(pd.chunks == hd.chunks);
+    const auto pairs_of = [](const auto& v) {
+      const auto h = Kokkos::create_mirror_view_and_copy(
+          Kokkos::HostSpace(),
+          Kokkos::View<const std::int64_t*, mem, Kokkos::MemoryUnmanaged>(
+              reinterpret_cast<const std::int64_t*>(v.data()), 4 * v.extent(0)));
+      return std::vector<std::int64_t>(h.data(), h.data() + h.extent(0));
+    };
+    CHECK(pairs_of(pd.pairs) == pairs_of(hd.pairs));
+    CHECK(copy(pd.chunk_diagonal, std::size_t(pd.chunks)) ==
+          copy(hd.chunk_diagonal, std::size_t(hd.chunks)));
+    const auto index = copy(pd.c_index, std::size_t(s.c_range));
+    for (std::size_t ci = 0; ci < nc; ++ci)
+      REQUIRE(index[std::size_t(s.c_offsets[ci] - s.c_lo)] == std::int64_t(ci));
+
+    auto cm = plan.make_c(exec);
+    CHECK(copy(cm.starts(), nc + 1) == widen(cm.host_starts()));
+    CHECK(copy(cm.offsets(), nc) == widen(cm.host_offsets()));
+    nearsparse::fill_random(exec, cm.values(), seed + 3, -1.0, 1.0);
+    const auto c0 = ref::dense_of(exec, cm);
+    nd::multiply(exec, plan, 0.5, a, b, 2.0, cm);
+    ref::check_product<double>(ref::dense_of(exec, cm), 0.5,
+                               ref::apply_op(ref::dense_of(exec, a), op_a),
+                               ref::apply_op(ref::dense_of(exec, b), op_b), 2.0, c0);
+  }
+}
+
 TEST_CASE("a band's diagonal starts in closed form equal the stored starts", "[diagonal]") {
   // band_diagonal_start lets a kernel find where each diagonal of a band starts without reading
   // the starts; compared with diagonal_starts on every band of small shapes and a large one.

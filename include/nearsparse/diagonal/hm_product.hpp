@@ -10,6 +10,7 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/cuda_hm_whole.hpp>
 #include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
+#include <nearsparse/diagonal/detail/hm_device_symbolic.hpp>
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
@@ -42,6 +43,32 @@ hm_symbolic_product hm_symbolic_of(const char* function, const hm_matrix<Scalar,
                      {b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b});
 }
 
+/// The symbolic product and, when the device pass made it, C's arrays in device memory.
+template <class Mem>
+struct hm_symbolic_result {
+  hm_symbolic_product host;
+  hm_device_symbolic<Mem> device;  // storage empty after the host pass
+};
+
+/// The symbolic phase where it costs least: on the device for scattered diagonals in device
+/// memory from hm_device_symbolic_min_pairs pairs on (or always with `on_device`, for tests),
+/// otherwise on the host.
+template <class ExecSpace, class Scalar, class Mem>
+hm_symbolic_result<Mem> hm_symbolic_for(const ExecSpace& exec, const char* function,
+                                        const hm_matrix<Scalar, Mem>& a,
+                                        const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                        bool on_device = false) {
+  const hm_operand_structure sa{a.rows(), a.cols(), &a.host_offsets(), &a.host_starts(), op_a};
+  const hm_operand_structure sb{b.rows(), b.cols(), &b.host_offsets(), &b.host_starts(), op_b};
+  constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  hm_symbolic_result<Mem> r;
+  if (on_device || (!host_memory && hm_symbolic_on_device_pays(sa, sb)))
+    r.host = hm_symbolic_device(exec, function, sa, a.offsets(), sb, b.offsets(), r.device);
+  else
+    r.host = hm_symbolic(function, sa, sb);
+  return r;
+}
+
 /// The private constructors of hm_matrix and hm_product_plan, for the product's code.
 struct hm_product_access {
   template <class Scalar, class Mem>
@@ -58,7 +85,7 @@ struct hm_product_access {
   static hm_product_plan<Scalar, Mem> make_plan(const ExecSpace& exec,
                                                 const hm_matrix<Scalar, Mem>& a,
                                                 const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
-                                                hm_symbolic_product symbolic) {
+                                                hm_symbolic_result<Mem> symbolic) {
     return hm_product_plan<Scalar, Mem>(exec, a, b, op_a, op_b, std::move(symbolic));
   }
 
@@ -213,7 +240,7 @@ class hm_product_plan {
   hm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a = op::none,
                   op op_b = op::none)
       : hm_product_plan(exec, a, b, op_a, op_b,
-                        detail::hm_symbolic_of("hm_product_plan", a, b, op_a, op_b)) {}
+                        detail::hm_symbolic_for(exec, "hm_product_plan", a, b, op_a, op_b)) {}
 
   int rows() const { return symbolic_.rows; }
   int cols() const { return symbolic_.cols; }
@@ -264,7 +291,7 @@ class hm_product_plan {
   // From a symbolic phase already done (the one-call multiply does it first).
   template <class ExecSpace>
   hm_product_plan(const ExecSpace& exec, const matrix& a, const matrix& b, op op_a, op op_b,
-                  detail::hm_symbolic_product symbolic)
+                  detail::hm_symbolic_result<MemorySpace> symbolic)
       : op_a_(op_a),
         op_b_(op_b),
         a_rows_(a.rows()),
@@ -273,11 +300,14 @@ class hm_product_plan {
         b_cols_(b.cols()),
         a_offsets_(a.host_offsets()),
         b_offsets_(b.host_offsets()),
-        symbolic_(std::move(symbolic)),
+        symbolic_(std::move(symbolic.host)),
         band_tiles_(detail::hm_band_tiles_pay_for(symbolic_, a, b, op_a, op_b)) {
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
                   "hm_product_plan: the execution space cannot reach the matrices' memory");
-    build_device(exec, a, b);
+    if (symbolic.device.storage.data() != nullptr)
+      build_from_device_symbolic(exec, a, b, symbolic.device);
+    else
+      build_device(exec, a, b);
   }
 
  public:
@@ -328,13 +358,7 @@ class hm_product_plan {
     c_offsets_ = nearsparse::detail::cached_view_taken<Kokkos::View<int*, MemorySpace>>(
         wait, "nearsparse::hm_product.C.offsets", nc);
     nearsparse::detail::fence_cached_views<MemorySpace>(wait);
-    d.rows = s.rows;
-    d.inner = s.inner;
-    d.cols = s.cols;
-    d.c_lo = s.c_lo;
-    d.a_transposed = op_a_ == op::transpose;
-    d.b_transposed = op_b_ == op::transpose;
-    d.chunks = s.chunk_ptr.back();
+    set_shape();
 
     // The host writes words [from, to) of the buffer: all of it, or the symbolic pass's arrays.
     const std::size_t from = on_host ? 0 : 4 * pairs;
@@ -387,6 +411,59 @@ class hm_product_plan {
     }
   }
 
+  // The plan's scalars, as its kernels read them.
+  void set_shape() {
+    const auto& s = symbolic_;
+    auto& d = device_;
+    d.rows = s.rows;
+    d.inner = s.inner;
+    d.cols = s.cols;
+    d.c_lo = s.c_lo;
+    d.a_transposed = op_a_ == op::transpose;
+    d.b_transposed = op_b_ == op::transpose;
+    d.chunks = s.chunk_ptr.back();
+  }
+
+  // After the device's symbolic pass C's arrays are already where the kernels read them (the
+  // plan keeps that allocation): only the pairs, C's index by offset and each chunk's diagonal
+  // are added, by the pair-writing kernel, and nothing is copied from the host.
+  template <class ExecSpace>
+  void build_from_device_symbolic(const ExecSpace& exec, const matrix& a, const matrix& b,
+                                  const detail::hm_device_symbolic<MemorySpace>& symbolic) {
+    using detail::index_type;
+    const auto& s = symbolic_;
+    const std::size_t pairs = std::size_t(s.pair_ptr.back());
+    const std::size_t nc = s.c_offsets.size();
+    const std::size_t chunks = std::size_t(s.chunk_ptr.back());
+    const auto words_of_ints = [](std::size_t count) {
+      return (count * sizeof(int) + sizeof(index_type) - 1) / sizeof(index_type);
+    };
+    auto& d = device_;
+    bool wait = false;
+    d.storage = nearsparse::detail::cached_view_taken<Kokkos::View<index_type*, MemorySpace>>(
+        wait, "nearsparse::hm_plan",
+        4 * pairs + words_of_ints(std::size_t(s.c_range)) + words_of_ints(chunks));
+    c_offsets_ = nearsparse::detail::cached_view_taken<Kokkos::View<int*, MemorySpace>>(
+        wait, "nearsparse::hm_product.C.offsets", nc);
+    nearsparse::detail::fence_cached_views<MemorySpace>(wait);
+    set_shape();
+    index_type* at = d.storage.data();
+    d.pairs = decltype(d.pairs)(reinterpret_cast<detail::hm_pair*>(at), pairs);
+    at += 4 * pairs;
+    d.c_index = decltype(d.c_index)(reinterpret_cast<int*>(at), std::size_t(s.c_range));
+    at += words_of_ints(std::size_t(s.c_range));
+    d.chunk_diagonal = decltype(d.chunk_diagonal)(reinterpret_cast<int*>(at), chunks);
+    d.pair_ptr = decltype(d.pair_ptr)(symbolic.pair_ptr().data(), nc + 1);
+    d.chunk_ptr = decltype(d.chunk_ptr)(symbolic.chunk_ptr().data(), nc + 1);
+    d.c_starts = decltype(d.c_starts)(symbolic.c_starts().data(), nc + 1);
+    d.c_offsets = decltype(d.c_offsets)(symbolic.c_offsets().data(), nc);
+    symbolic_storage_ = symbolic.storage;
+    c_starts_ = Kokkos::subview(symbolic_storage_, std::make_pair(symbolic.c_starts_at(),
+                                                                  symbolic.c_starts_at() + nc + 1));
+    detail::hm_fill_pairs_device(exec, d, c_offsets_, a.offsets(), a.starts(), b.offsets(),
+                                 b.starts());
+  }
+
   op op_a_, op_b_;
   int a_rows_, a_cols_, b_rows_, b_cols_;
   std::vector<int> a_offsets_, b_offsets_;
@@ -394,7 +471,9 @@ class hm_product_plan {
   bool band_tiles_ = false;
   detail::hm_device_pairs<MemorySpace> device_;
   Kokkos::View<int*, MemorySpace> c_offsets_;                // C's, shared with every C made
-  Kokkos::View<detail::index_type*, MemorySpace> c_starts_;  // a part of device_.storage
+  Kokkos::View<detail::index_type*, MemorySpace> c_starts_;  // in one of the two storages
+  // C's arrays from the device's symbolic pass (empty after the host's)
+  Kokkos::View<detail::index_type*, MemorySpace> symbolic_storage_;
 };
 
 /// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
@@ -441,21 +520,22 @@ hm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const hm_matrix<Scalar, M
                                 hm_algorithm algorithm = hm_algorithm::output_stationary) {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "multiply: the first argument must be an execution space instance");
-  auto symbolic = detail::hm_symbolic_of("multiply", a, b, op_a, op_b);
+  auto symbolic = detail::hm_symbolic_for(exec, "multiply", a, b, op_a, op_b);
 #ifdef KOKKOS_ENABLE_CUDA
   // A small product on a GPU: one launch, no plan on the device.
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>)
     if (algorithm == hm_algorithm::output_stationary) {
-      if (detail::hm_band_tiles_pay_for(symbolic, a, b, op_a, op_b))
-        return detail::cuda_hm_band_whole(exec, a, b, op_a, op_b, std::move(symbolic));
-      if (detail::cuda_hm_whole_takes(symbolic, a.diagonal_count(), b.diagonal_count()))
-        return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(symbolic));
+      auto& s = symbolic.host;
+      if (detail::hm_band_tiles_pay_for(s, a, b, op_a, op_b))
+        return detail::cuda_hm_band_whole(exec, a, b, op_a, op_b, std::move(s));
+      if (detail::cuda_hm_whole_takes(s, a.diagonal_count(), b.diagonal_count()))
+        return detail::cuda_hm_multiply_whole(exec, a, b, op_a, op_b, std::move(s));
     }
 #endif
   // C's values are taken before the plan queues its work: a View from the cache waits for the
   // device, and waiting after the plan's copies and kernel would hold the product's launch back.
   auto values = nearsparse::detail::cached_view<typename hm_matrix<Scalar, Mem>::values_view>(
-      "nearsparse::hm_product.C.values", std::size_t(symbolic.c_starts.back()));
+      "nearsparse::hm_product.C.values", std::size_t(symbolic.host.c_starts.back()));
   const auto plan =
       detail::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(symbolic));
   // beta = 0: every value is written

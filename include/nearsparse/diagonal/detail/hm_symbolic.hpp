@@ -78,6 +78,14 @@ void hm_c_index(const hm_symbolic_product& s, int* index);
 /// Positions of C one team or one host task handles in the output-stationary kernel.
 inline constexpr int hm_chunk = 256;
 
+/// What the symbolic phase knows before counting: the shapes (throwing
+/// nearsparse::invalid_argument naming `function` when the inner extents of op(A) and op(B)
+/// differ), the operands, and the range of offsets C can have (c_lo, c_range); C's arrays hold
+/// only their leading 0. Both passes, the host's (hm_symbolic) and the device's
+/// (detail/hm_device_symbolic.hpp), start from it.
+hm_symbolic_product hm_symbolic_frame(const char* function, const hm_operand_structure& a,
+                                      const hm_operand_structure& b);
+
 /// The symbolic product's counts and C's structure (first pass: nothing per pair is stored).
 /// Throws nearsparse::invalid_argument naming `function` when the inner extents of op(A) and
 /// op(B) differ. When both operands store every diagonal of their ranges (bands), each diagonal
