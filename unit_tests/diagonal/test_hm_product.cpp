@@ -40,6 +40,19 @@ struct uniform_ints {
   int operator()(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(random); }
 };
 
+/// Two symbolic products describe the same C: range, offsets, starts, pair and chunk pointers
+/// and multiply-adds.
+void require_same_symbolic(const nd::detail::hm_symbolic_product& x,
+                           const nd::detail::hm_symbolic_product& y) {
+  REQUIRE(x.c_lo == y.c_lo);
+  REQUIRE(x.c_range == y.c_range);
+  REQUIRE(x.c_offsets == y.c_offsets);
+  REQUIRE(x.c_starts == y.c_starts);
+  REQUIRE(x.pair_ptr == y.pair_ptr);
+  REQUIRE(x.chunk_ptr == y.chunk_ptr);
+  REQUIRE(x.multiply_adds == y.multiply_adds);
+}
+
 std::vector<int> negated(std::vector<int> v) {
   for (int& d : v) d = -d;
   return v;
@@ -501,13 +514,7 @@ TEST_CASE("the closed-form symbolic phase of two bands equals the pairwise one",
     INFO(m << " x " << k << " x " << n << ", A offsets " << a_offsets.front() << ".."
            << a_offsets.back() << " op " << nd::to_string(op_a) << ", B offsets "
            << b_offsets.front() << ".." << b_offsets.back() << " op " << nd::to_string(op_b));
-    REQUIRE(closed.c_offsets == pairwise.c_offsets);
-    REQUIRE(closed.c_starts == pairwise.c_starts);
-    REQUIRE(closed.pair_ptr == pairwise.pair_ptr);
-    REQUIRE(closed.chunk_ptr == pairwise.chunk_ptr);
-    REQUIRE(closed.multiply_adds == pairwise.multiply_adds);
-    REQUIRE(closed.c_lo == pairwise.c_lo);
-    REQUIRE(closed.c_range == pairwise.c_range);
+    require_same_symbolic(closed, pairwise);
     ++compared;
     nonempty += closed.c_offsets.empty() ? 0 : 1;
   }
@@ -581,6 +588,27 @@ TEST_CASE("the symbolic phase of many scattered diagonals equals an element coun
   }
 }
 
+/// The device pass's result against the host pass's: C's host arrays, its multiply-adds, and
+/// C's arrays as the device pass left them in device memory.
+template <class Mem>
+void check_device_pass(const nd::detail::hm_symbolic_result<Mem>& on_device,
+                       const nd::detail::hm_symbolic_product& on_host) {
+  const auto& s = on_device.host;
+  REQUIRE(on_device.device.storage.data() != nullptr);
+  require_same_symbolic(s, on_host);
+  const std::size_t nc = s.c_offsets.size();
+  const auto copy = [](const auto& v, std::size_t count) {
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    return std::vector<std::int64_t>(h.data(), h.data() + count);
+  };
+  const auto widen = [](const auto& v) { return std::vector<std::int64_t>(v.begin(), v.end()); };
+  const auto& dev = on_device.device;
+  CHECK(copy(dev.c_offsets(), nc) == widen(s.c_offsets));
+  CHECK(copy(dev.c_starts(), nc + 1) == widen(s.c_starts));
+  CHECK(copy(dev.pair_ptr(), nc + 1) == widen(s.pair_ptr));
+  CHECK(copy(dev.chunk_ptr(), nc + 1) == widen(s.chunk_ptr));
+}
+
 TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the host pass",
                         "[diagonal]", nearsparse::enabled_execution_spaces) {
   // The device pass (detail/hm_device_symbolic.hpp) on every backend against the host pass: C's
@@ -621,28 +649,17 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the hos
     auto on_device = dd::hm_symbolic_for(exec, "test", a, b, op_a, op_b, true);
     const auto on_host = dd::hm_symbolic_for(exec, "test", a, b, op_a, op_b).host;
     const auto s = on_device.host;  // a copy: the plan below takes on_device
-    REQUIRE(on_device.device.storage.data() != nullptr);
-    REQUIRE(s.c_lo == on_host.c_lo);
-    REQUIRE(s.c_range == on_host.c_range);
-    REQUIRE(s.c_offsets == on_host.c_offsets);
-    REQUIRE(s.c_starts == on_host.c_starts);
-    REQUIRE(s.pair_ptr == on_host.pair_ptr);
-    REQUIRE(s.chunk_ptr == on_host.chunk_ptr);
-    REQUIRE(s.multiply_adds == on_host.multiply_adds);
+    check_device_pass(on_device, on_host);
     const std::size_t nc = s.c_offsets.size();
-    const auto& dev = on_device.device;
     const auto copy = [](const auto& v, std::size_t count) {
       const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
       return std::vector<std::int64_t>(h.data(), h.data() + count);
     };
     const auto widen = [](const auto& v) { return std::vector<std::int64_t>(v.begin(), v.end()); };
-    CHECK(copy(dev.c_offsets(), nc) == widen(s.c_offsets));
-    CHECK(copy(dev.c_starts(), nc + 1) == widen(s.c_starts));
-    CHECK(copy(dev.pair_ptr(), nc + 1) == widen(s.pair_ptr));
-    CHECK(copy(dev.chunk_ptr(), nc + 1) == widen(s.chunk_ptr));
 
     // A plan made from the device pass against one made from the host pass.
-    const auto plan = dd::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(on_device));
+    const auto plan =
+        dd::hm_product_access::make_plan(exec, a, b, op_a, op_b, std::move(on_device));
     const auto host_made = dd::hm_product_access::make_plan(
         exec, a, b, op_a, op_b, dd::hm_symbolic_result<mem>{on_host, {}});
     const auto& pd = plan.device();
@@ -672,6 +689,55 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the hos
     ref::check_product<double>(ref::dense_of(exec, cm), 0.5,
                                ref::apply_op(ref::dense_of(exec, a), op_a),
                                ref::apply_op(ref::dense_of(exec, b), op_b), 2.0, c0);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase over a range of many rounds",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  // C's range here (about 2 x 70000 offsets) is longer than one offset per thread of the most
+  // teams the pass takes, so each team scans several rounds of offsets and sums the totals of up
+  // to 1023 teams before it. Only the symbolic arrays are compared (a dense reference of this
+  // size is out of reach); the product of the shapes above covers the values.
+  namespace dd = nd::detail;
+  const TestType exec;
+  uniform_ints uniform;
+  INFO("seed " << uniform.seed);
+  const int m = 70000 + uniform(0, 999), k = 69000 + uniform(0, 999), n = 70000 + uniform(0, 999);
+  const auto a_offsets = nd::random_offsets(m, k, 23, uniform.seed);
+  const auto b_offsets = nd::random_offsets(k, n, 17, uniform.seed + 1);
+  for (int t = 0; t < 4; ++t) {
+    const auto op_a = t % 2 ? nd::op::transpose : nd::op::none;
+    const auto op_b = t / 2 ? nd::op::transpose : nd::op::none;
+    const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+    INFO("op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b));
+    const nd::hm_matrix<double, typename TestType::memory_space> a(
+        exec, ta ? k : m, ta ? m : k, ta ? negated(a_offsets) : a_offsets);
+    const nd::hm_matrix<double, typename TestType::memory_space> b(
+        exec, tb ? n : k, tb ? k : n, tb ? negated(b_offsets) : b_offsets);
+    const auto on_device = dd::hm_symbolic_for(exec, "test", a, b, op_a, op_b, true);
+    const auto on_host = dd::hm_symbolic_of("test", a, b, op_a, op_b);
+    REQUIRE(on_host.c_range > 128 * dd::hm_symbolic_partition::max_teams);
+    check_device_pass(on_device, on_host);
+  }
+}
+
+TEST_CASE("the device symbolic pass splits C's range into bounded teams", "[diagonal]") {
+  // Every offset of the range belongs to exactly one (team, round, thread); teams stay within
+  // the bound; a range of 0 still has one team (the one that writes C's closing entries).
+  using part_t = nd::detail::hm_symbolic_partition;
+  for (const int threads : {1, 128}) {
+    for (const int range :
+         {0, 1, 127, 128, 129, 5000, 128 * 1024 - 1, 128 * 1024, 128 * 1024 + 1, 140001, 2000000}) {
+      INFO("range " << range << ", threads " << threads);
+      const auto p = part_t::of(range, threads);
+      CHECK(p.threads == threads);
+      CHECK(p.teams >= 1);
+      CHECK(p.teams <= part_t::max_teams);
+      CHECK(p.rounds >= 1);
+      CHECK(long(p.teams) * p.per_team() >= range);
+      // No team is wholly past the range (except the one team of an empty range).
+      if (range > 0) CHECK(long(p.teams - 1) * p.per_team() < range);
+    }
   }
 }
 

@@ -4,13 +4,19 @@
 // For scattered diagonals the host visits every pair of diagonals of A and B; on the GPU
 // machine's virtual host that cost 8-16 ns a pair (0.07 ms for 89 x 75 diagonals, 1.4 ms for
 // 500 x 500), and a plan then copied C's arrays back up for its kernels (perf/RESULTS.md). Here
-// two kernels find C's structure where the kernels read it:
-//  1. one thread per offset c that C can have merges A's logical offsets (upwards) with B's
-//     (downwards) and counts the pairs meeting on c and their multiply-adds: every entry is
-//     written once, so nothing needs clearing first and no atomics are needed;
-//  2. one team compacts that range: scans of the counts give each diagonal of C its index, its
-//     first pair, value and chunk, written to device memory for the plan and to memory the host
-//     reads (pinned on CUDA) for C's host arrays.
+// two kernels over the same partition of the offsets C can have (its range) find C's structure
+// where the kernels read it:
+//  1. counting: one thread per offset c merges A's logical offsets (upwards) with B's
+//     (downwards) and counts the pairs meeting on c and their multiply-adds (every entry is
+//     written once, so nothing needs clearing and no atomics are needed); each team also leaves
+//     its totals (diagonals of C, pairs, values, chunks, multiply-adds);
+//  2. compaction: each team sums the totals of the teams before it, then scans its offsets, one
+//     per thread in order, and writes each diagonal of C (its offset, first pair, value and
+//     chunk) to device memory for the plan and to memory the host reads (pinned on CUDA) for C's
+//     host arrays. Neighbouring threads take neighbouring offsets, so the loads and the stores
+//     to pinned memory are coalesced: a first version walked the range with one team whose
+//     threads each took a run of offsets, and its strided, dependent loads made the pass slower
+//     than the host's on every product of Table 1 (perf/RESULTS.md, session 26).
 // The host waits once, then copies C's arrays out. The result equals the host pass's exactly
 // (unit_tests/diagonal/test_hm_product.cpp compares every array).
 
@@ -20,15 +26,19 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
 namespace nearsparse::diagonal::detail {
 
 /// The device pass runs for scattered diagonals (not two full bands, whose host pass is closed
-/// form) from this many pairs on: below it the host pass, a few microseconds, costs less than two
-/// launches and a wait.
-inline constexpr double hm_device_symbolic_min_pairs = 2048;
+/// form) from this many pairs on. Below it the host pass costs less: the device pass takes about
+/// 35 us whatever the size (two launches, a wait for reused storage, the final wait), the host's
+/// 7-13 ns a pair on the GPU machine's host (perf/RESULTS.md, session 26: 27 against 41 us at
+/// 2065 pairs, 68 against 57 us at 6675). Near the threshold the device pass also spares a plan
+/// the upload of C's arrays (at 4425 pairs the passes alone took 42 and 52 us).
+inline constexpr double hm_device_symbolic_min_pairs = 4096;
 /// Most diagonals A and B may have together: the counting kernel keeps their offsets in team
 /// scratch (4 bytes each, 32 KB).
 inline constexpr int hm_device_symbolic_max_diagonals = 8192;
@@ -43,19 +53,42 @@ inline bool hm_symbolic_on_device_pays(const hm_operand_structure& a,
          na + nb <= std::size_t(hm_device_symbolic_max_diagonals);
 }
 
+/// How the device pass splits C's range among teams: `teams` teams of `threads` threads, each
+/// team taking `rounds` consecutive groups of `threads` offsets, one offset per thread. Teams are
+/// bounded (the compaction sums the totals of all earlier teams in each team); long ranges take
+/// more rounds instead.
+struct hm_symbolic_partition {
+  int threads = 1, rounds = 1, teams = 1;
+  static constexpr int max_teams = 1024;
+  static hm_symbolic_partition of(int range, int threads) {
+    hm_symbolic_partition p;
+    p.threads = threads;
+    const long groups = (long(range) + threads - 1) / threads;
+    p.rounds = int(std::max(1L, (groups + max_teams - 1) / max_teams));
+    p.teams = int(std::max(1L, (groups + p.rounds - 1) / p.rounds));
+    return p;
+  }
+  int per_team() const { return threads * rounds; }
+};
+
 /// Where the device pass leaves C's arrays: one allocation of 8-byte words (a plan keeps it),
-/// each array sized for every offset of C's range (`range`), of which the first nc (+ 1) hold C's.
+/// each array sized for every offset of C's range (`range`), of which the first nc (+ 1) hold C's,
+/// then the counting kernel's working arrays and its totals per team.
 template <class Mem>
 struct hm_device_symbolic {
   template <class T>
   using array = Kokkos::View<T*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::View<index_type*, Mem> storage;
   int range = 0;
+  int teams = 1;
+
+  /// Per team: diagonals of C, pairs, values, chunks, multiply-adds.
+  static constexpr int team_fields = 5;
 
   std::size_t capacity() const { return std::size_t(range) + 1; }
-  static std::size_t words_for(int range) {
+  static std::size_t words_for(int range, int teams) {
     const std::size_t r = std::size_t(range), cap = r + 1;
-    return 3 * cap + 2 * ((r + 1) / 2) + r;
+    return 3 * cap + 2 * ((r + 1) / 2) + r + std::size_t(team_fields) * std::size_t(teams);
   }
   array<index_type> pair_ptr() const { return words(0, capacity()); }
   array<index_type> chunk_ptr() const { return words(capacity(), capacity()); }
@@ -63,10 +96,14 @@ struct hm_device_symbolic {
   std::size_t c_starts_at() const { return 2 * capacity(); }
   array<index_type> c_starts() const { return words(c_starts_at(), capacity()); }
   array<int> c_offsets() const { return ints(3 * capacity(), 0); }
-  // Working arrays of the counting kernel, by offset - c_lo.
+  // Working arrays of the counting kernel, by offset - c_lo, and its totals by team.
   array<int> pairs_by_offset() const { return ints(3 * capacity(), half_words()); }
   array<index_type> multiply_adds_by_offset() const {
     return words(3 * capacity() + 2 * half_words(), std::size_t(range));
+  }
+  array<index_type> team_totals() const {
+    return words(3 * capacity() + 2 * half_words() + std::size_t(range),
+                 std::size_t(team_fields) * std::size_t(teams));
   }
 
  private:
@@ -84,9 +121,9 @@ struct hm_device_symbolic {
 /// memory for host backends; other backends copy from their own memory.
 template <class ExecSpace>
 struct hm_host_readable {
-  using type = std::conditional_t<
-      Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible, Kokkos::HostSpace,
-      typename ExecSpace::memory_space>;
+  using type =
+      std::conditional_t<Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible,
+                         Kokkos::HostSpace, typename ExecSpace::memory_space>;
 };
 #ifdef KOKKOS_ENABLE_CUDA
 template <>
@@ -94,6 +131,17 @@ struct hm_host_readable<Kokkos::Cuda> {
   using type = Kokkos::CudaHostPinnedSpace;
 };
 #endif
+
+/// The sum of every thread's `value` over the team (every thread gets it), and in `before` this
+/// thread's exclusive prefix in team-rank order. Every thread of the team must call it.
+template <class Member>
+KOKKOS_INLINE_FUNCTION index_type team_sum(const Member& t, const index_type value,
+                                           index_type& before) {
+  before = t.team_scan(value);
+  index_type total = before + value;
+  t.team_broadcast(total, t.team_size() - 1);
+  return total;
+}
 
 /// First position among the n ascending values get(0), ..., get(n - 1) whose value is at least
 /// `value` (n when none is).
@@ -127,6 +175,11 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
   const int na = int(a_offsets.extent(0)), nb = int(b_offsets.extent(0));
   const bool ta = a.operation == op::transpose, tb = b.operation == op::transpose;
   constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+  // 128 threads a team on a GPU: the ranges of Table 1 (8000-20000 offsets) then spread over
+  // 60-160 teams.
+  const hm_symbolic_partition part = hm_symbolic_partition::of(range, host ? 1 : 128);
+  const int threads = part.threads, rounds = part.rounds, teams = part.teams;
+  const int per_team = part.per_team();
 
   // C's device arrays and the host-readable copy: C's arrays behind five totals (C's diagonals,
   // pairs, values, chunks, multiply-adds). The host buffer's size is rounded up to a power of two
@@ -139,11 +192,14 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
   while (readable_words < totals + 4 * cap) readable_words *= 2;
   bool wait = false;
   out.range = range;
+  out.teams = teams;
   out.storage = nearsparse::detail::cached_view_taken<Kokkos::View<index_type*, Mem>>(
-      wait, "nearsparse::hm_plan.symbolic", hm_device_symbolic<Mem>::words_for(range));
+      wait, "nearsparse::hm_plan.symbolic", hm_device_symbolic<Mem>::words_for(range, teams));
   readable_view readable;
   if constexpr (std::is_same_v<readable_space, Kokkos::HostSpace>)
-    readable = readable_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::hm_symbolic.host"), readable_words);
+    readable = readable_view(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "nearsparse::hm_symbolic.host"),
+        readable_words);
   else  // pinned allocations are slow: kept like device ones
     readable = nearsparse::detail::view_cache<readable_view>::instance().take(
         wait, "nearsparse::hm_symbolic.host", readable_words);
@@ -151,63 +207,76 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
 
   const auto pairs_by = out.pairs_by_offset();
   const auto adds_by = out.multiply_adds_by_offset();
+  const auto team_totals = out.team_totals();
+  constexpr int fields = hm_device_symbolic<Mem>::team_fields;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
-  if (range > 0) {
-    // Pass 1: the pairs on each offset of C's range and their multiply-adds.
-    using scratch_ints =
-        Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-    constexpr int per_team = 256;  // offsets of C
-    const std::size_t shared = scratch_ints::shmem_size(std::size_t(na)) +
-                               scratch_ints::shmem_size(std::size_t(nb));
-    Kokkos::parallel_for(
-        "nearsparse::diagonal::hm_symbolic_count",
-        policy(exec, (range + per_team - 1) / per_team, host ? 1 : per_team)
-            .set_scratch_size(0, Kokkos::PerTeam(shared)),
-        KOKKOS_LAMBDA(const member& t) {
-          const scratch_ints la(t.team_scratch(0), na), lb(t.team_scratch(0), nb);
-          // Logical offsets, ascending (a transposed operand's stored ones negated, from the back).
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, na), [&](const int i) {
-            la(i) = ta ? -a_offsets(na - 1 - i) : a_offsets(i);
-          });
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nb), [&](const int j) {
-            lb(j) = tb ? -b_offsets(nb - 1 - j) : b_offsets(j);
-          });
-          t.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, per_team), [&](const int u) {
-            const int at = t.league_rank() * per_team + u;
-            if (at >= range) return;
-            const index_type c = index_type(c_lo) + at;
-            // Only A's offsets da with c - da inside B's range can meet a partner.
-            int i = first_not_below(na, c - lb(nb - 1), [&](const int x) { return la(x); });
-            const int i_end = first_not_below(na, c - lb(0) + 1, [&](const int x) { return la(x); });
-            int j = nb - 1;
-            int count = 0;
-            index_type adds = 0;
-            while (i < i_end && j >= 0) {
-              const index_type sum = index_type(la(i)) + lb(j);
-              if (sum < c) {
-                ++i;
-              } else if (sum > c) {
-                --j;
-              } else {
-                hm_pair p;
-                if (hm_make_pair(m, k, n, la(i), 0, lb(j), 0, p)) {
-                  ++count;
-                  adds += p.qhi - p.qlo;
-                }
-                ++i;
-                --j;
-              }
-            }
-            pairs_by(at) = count;
-            adds_by(at) = adds;
-          });
-        });
-  }
+  using scratch_ints =
+      Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
-  // Pass 2, one team: each thread takes a run of the range, the team scans the runs' counts, and
-  // each thread writes its diagonals of C at their places.
+  // Pass 1: the pairs on each offset of C's range and their multiply-adds, and each team's
+  // totals. A team with no offset in the range (range 0) leaves zero totals.
+  const std::size_t shared =
+      scratch_ints::shmem_size(std::size_t(na)) + scratch_ints::shmem_size(std::size_t(nb));
+  Kokkos::parallel_for(
+      "nearsparse::diagonal::hm_symbolic_count",
+      policy(exec, teams, threads).set_scratch_size(0, Kokkos::PerTeam(shared)),
+      KOKKOS_LAMBDA(const member& t) {
+        const scratch_ints la(t.team_scratch(0), na), lb(t.team_scratch(0), nb);
+        // Logical offsets, ascending (a transposed operand's stored ones negated, from the back).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, na), [&](const int i) {
+          la(i) = ta ? -a_offsets(na - 1 - i) : a_offsets(i);
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nb), [&](const int j) {
+          lb(j) = tb ? -b_offsets(nb - 1 - j) : b_offsets(j);
+        });
+        t.team_barrier();
+        index_type sums[fields] = {0, 0, 0, 0, 0};
+        for (int round = 0; round < rounds; ++round) {
+          const int at = t.league_rank() * per_team + round * t.team_size() + t.team_rank();
+          if (at >= range) break;
+          const index_type c = index_type(c_lo) + at;
+          // Only A's offsets da with c - da inside B's range can meet a partner.
+          int i = first_not_below(na, c - lb(nb - 1), [&](const int x) { return la(x); });
+          const int i_end = first_not_below(na, c - lb(0) + 1, [&](const int x) { return la(x); });
+          int j = nb - 1;
+          int count = 0;
+          index_type adds = 0;
+          while (i < i_end && j >= 0) {
+            const index_type sum = index_type(la(i)) + lb(j);
+            if (sum < c) {
+              ++i;
+            } else if (sum > c) {
+              --j;
+            } else {
+              hm_pair p;
+              if (hm_make_pair(m, k, n, la(i), 0, lb(j), 0, p)) {
+                ++count;
+                adds += p.qhi - p.qlo;
+              }
+              ++i;
+              --j;
+            }
+          }
+          pairs_by(at) = count;
+          adds_by(at) = adds;
+          if (count != 0) {
+            const index_type len = diagonal_length(m, n, c);
+            sums[0] += 1;
+            sums[1] += count;
+            sums[2] += len;
+            sums[3] += (len + hm_chunk - 1) / hm_chunk;
+            sums[4] += adds;
+          }
+        }
+        for (int f = 0; f < fields; ++f) {
+          index_type before = 0;
+          const index_type total = team_sum(t, sums[f], before);
+          if (t.team_rank() == 0) team_totals(std::size_t(t.league_rank()) * fields + f) = total;
+        }
+      });
+
+  // Pass 2: each team starts where the teams before it end, and scans its offsets in order.
   const auto pair_ptr = out.pair_ptr();
   const auto chunk_ptr = out.chunk_ptr();
   const auto c_starts = out.c_starts();
@@ -218,63 +287,68 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
       Kokkos::subview(readable, std::make_pair(totals + 2 * cap, totals + 3 * cap));
   const auto r_chunk_ptr =
       Kokkos::subview(readable, std::make_pair(totals + 3 * cap, totals + 4 * cap));
-  // A power of two (the CUDA team scan needs one); 512 threads take about 40 offsets each of the
-  // widest ranges (m + n - 1 at n = 10000).
-  const int threads = host ? 1 : 512;
   Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_symbolic_compact", policy(exec, 1, threads),
+      "nearsparse::diagonal::hm_symbolic_compact", policy(exec, teams, threads),
       KOKKOS_LAMBDA(const member& t) {
-        const int per = (range + t.team_size() - 1) / t.team_size();
-        const int lo = per * t.team_rank() < range ? per * t.team_rank() : range;
-        const int hi = lo + per < range ? lo + per : range;
-        index_type found = 0, pairs = 0, values = 0, chunks = 0, adds = 0;
-        for (int at = lo; at < hi; ++at) {
-          if (pairs_by(at) == 0) continue;
-          const index_type len = diagonal_length(m, n, index_type(c_lo) + at);
-          ++found;
-          pairs += pairs_by(at);
-          values += len;
-          chunks += (len + hm_chunk - 1) / hm_chunk;
-          adds += adds_by(at);
+        const int team = t.league_rank();
+        // Where this team's diagonals, pairs, values and chunks start.
+        index_type run[4];
+        for (int f = 0; f < 4; ++f) {
+          index_type before = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(t, team),
+              [&](const int u, index_type& acc) {
+                acc += team_totals(std::size_t(u) * fields + f);
+              },
+              before);
+          run[f] = before;
         }
-        // Exclusive prefixes in team-rank order: where this thread's run starts.
-        index_type at_c = t.team_scan(found), at_pair = t.team_scan(pairs),
-                   at_value = t.team_scan(values), at_chunk = t.team_scan(chunks),
-                   all_adds = t.team_scan(adds) + adds;
-        for (int at = lo; at < hi; ++at) {
-          if (pairs_by(at) == 0) continue;
-          const index_type len = diagonal_length(m, n, index_type(c_lo) + at);
-          c_offsets(at_c) = c_lo + at;
-          pair_ptr(at_c) = at_pair;
-          c_starts(at_c) = at_value;
-          chunk_ptr(at_c) = at_chunk;
-          ++at_c;
-          at_pair += pairs_by(at);
-          at_value += len;
-          at_chunk += (len + hm_chunk - 1) / hm_chunk;
+        for (int round = 0; round < rounds; ++round) {
+          const int at = team * per_team + round * t.team_size() + t.team_rank();
+          const int count = at < range ? pairs_by(at) : 0;
+          const index_type len = count != 0 ? diagonal_length(m, n, index_type(c_lo) + at) : 0;
+          const index_type mine[4] = {count != 0 ? 1 : 0, count, len,
+                                      (len + hm_chunk - 1) / hm_chunk};
+          index_type place[4], step[4];
+          for (int f = 0; f < 4; ++f) step[f] = team_sum(t, mine[f], place[f]);
+          if (count != 0) {
+            const index_type d = run[0] + place[0];
+            const index_type p = run[1] + place[1], v = run[2] + place[2], q = run[3] + place[3];
+            c_offsets(d) = c_lo + at;
+            pair_ptr(d) = p;
+            c_starts(d) = v;
+            chunk_ptr(d) = q;
+            r_offsets(d) = c_lo + at;
+            r_pair_ptr(d) = p;
+            r_starts(d) = v;
+            r_chunk_ptr(d) = q;
+          }
+          for (int f = 0; f < 4; ++f) run[f] += step[f];
         }
-        if (t.team_rank() == t.team_size() - 1) {
-          // The last run ends C's arrays: their closing entries and the totals.
-          pair_ptr(at_c) = at_pair;
-          c_starts(at_c) = at_value;
-          chunk_ptr(at_c) = at_chunk;
-          readable(0) = at_c;
-          readable(1) = at_pair;
-          readable(2) = at_value;
-          readable(3) = at_chunk;
-          readable(4) = all_adds;
+        if (team == t.league_size() - 1) {
+          // The last team ends C's arrays: their closing entries and the totals.
+          index_type all_adds = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(t, t.league_size()),
+              [&](const int u, index_type& acc) {
+                acc += team_totals(std::size_t(u) * fields + 4);
+              },
+              all_adds);
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            const index_type nc = run[0];
+            pair_ptr(nc) = run[1];
+            c_starts(nc) = run[2];
+            chunk_ptr(nc) = run[3];
+            r_pair_ptr(nc) = run[1];
+            r_starts(nc) = run[2];
+            r_chunk_ptr(nc) = run[3];
+            readable(0) = nc;
+            readable(1) = run[1];
+            readable(2) = run[2];
+            readable(3) = run[3];
+            readable(4) = all_adds;
+          });
         }
-        index_type nc = at_c;
-        t.team_broadcast(nc, t.team_size() - 1);
-        t.team_barrier();
-        // The host's copy, written by consecutive threads to consecutive places: scattered 8-byte
-        // writes to pinned memory cross the bus one by one (they made this pass 4x slower).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nc + 1), [&](const index_type i) {
-          if (i < nc) r_offsets(i) = c_offsets(i);
-          r_pair_ptr(i) = pair_ptr(i);
-          r_starts(i) = c_starts(i);
-          r_chunk_ptr(i) = chunk_ptr(i);
-        });
       });
 
   // The one wait; then C's host arrays from the readable copy.
