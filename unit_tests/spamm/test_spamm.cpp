@@ -234,6 +234,95 @@ TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][sear
   CHECK(plan.valid_ratio() <= found.valid_ratio);
 }
 
+TEMPLATE_LIST_TEST_CASE("the one-launch tau search lands where the host-driven search does",
+                        "[spamm][search]", nearsparse::enabled_execution_spaces) {
+  // search_tau_in_one_team (a GPU's search for up to 2^21 norm products) against the search that
+  // counts with one launch per step: both start from the same sum of norm products and count the
+  // same products, so tau, the evaluations, the valid ratio and V must agree exactly. Sizes off
+  // the tile, rectangular, a k much longer than m and n; targets from 2 % to 90 %; and the
+  // algebraic decay matrix, whose tile norms depend on |i - k| only and so tie exactly (the
+  // one-launch search sorts B's norms and must place ties apart).
+  using exec_space = TestType;
+  const exec_space exec;
+  struct shape {
+    std::size_t m, k, n;
+    int tile;
+    bool ties;
+  };
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  for (const shape s : {shape{333, 250, 401, 32, false}, shape{1000, 777, 555, 64, false},
+                        shape{70, 1000, 65, 32, false}, shape{700, 700, 700, 32, true}}) {
+    INFO(exec_space::name() << ", " << s.m << " x " << s.k << " x " << s.n << ", tile " << s.tile
+                            << (s.ties ? ", algebraic decay" : "") << ", seed " << seed);
+    auto a = decaying_random(exec, s.m, s.k, seed);
+    auto b = decaying_random(exec, s.k, s.n, seed + 1);
+    if (s.ties) {
+      nearsparse::fill_algebraic_decay(exec, a);
+      nearsparse::fill_algebraic_decay(exec, b);
+    }
+    nearsparse::spamm_options opt;
+    opt.tile = s.tile;
+    nearsparse::spamm_plan plan(exec, a, b, opt);
+    for (const double target : {0.02, 0.1, 0.37, 0.9}) {
+      INFO("target " << target);
+      auto search = opt.search;
+      search.launch = nearsparse::spamm_search_launch::one_launch;
+      REQUIRE(plan.searches_in_one_launch(search));
+      const auto one = plan.search_tau(exec, target, search);
+      const auto v_one = nearsparse::test::to_host(plan.work_matrix());
+      search.launch = nearsparse::spamm_search_launch::launch_per_count;
+      REQUIRE_FALSE(plan.searches_in_one_launch(search));
+      const auto many = plan.search_tau(exec, target, search);
+      const auto v_many = nearsparse::test::to_host(plan.work_matrix());
+      CHECK(one.tau == many.tau);
+      CHECK(one.iterations == many.iterations);
+      CHECK(one.valid_ratio == many.valid_ratio);
+      CHECK(one.converged == many.converged);
+      if (!s.ties) CHECK(one.converged);  // ties can leave no tau within the tolerance
+      CHECK(v_one.data == v_many.data);
+      CHECK(plan.tau() == many.tau);
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("a plan reports non-finite operands after its one wait", "[spamm][errors]",
+                        nearsparse::enabled_execution_spaces) {
+  // Packing counts non-finite values on the device and the plan reads the count once, after its
+  // other work: the error still names the operand, on every way of setting tau, and a plan given
+  // a finite operand again works again.
+  using exec_space = TestType;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", seed " << seed);
+  const auto a = decaying_random(exec, 130, 70, seed);
+  const auto b = decaying_random(exec, 70, 90, seed + 1);
+  matrix<exec_space> bad_b("bad_b", 70, 90);
+  Kokkos::deep_copy(bad_b, b);
+  Kokkos::deep_copy(Kokkos::subview(bad_b, 69, 3), std::numeric_limits<double>::quiet_NaN());
+  Kokkos::deep_copy(Kokkos::subview(bad_b, 0, 89), -std::numeric_limits<double>::infinity());
+  nearsparse::spamm_options opt;
+  opt.tile = 32;
+  opt.target_valid_ratio = 0.3;
+  CHECK_THROWS_WITH(nearsparse::spamm_plan<exec_space>(exec, a, bad_b, opt),
+                    Contains("'B'") && Contains("70 x 90") && Contains("2 non-finite"));
+  nearsparse::spamm_plan plan(exec, a, b, opt);
+  for (const auto launch : {nearsparse::spamm_search_launch::one_launch,
+                            nearsparse::spamm_search_launch::launch_per_count}) {
+    auto search = opt.search;
+    search.launch = launch;
+    INFO("search in one launch: " << plan.searches_in_one_launch(search));
+    CHECK_THROWS_WITH(plan.update_b(exec, bad_b), Contains("'B'") && Contains("2 non-finite"));
+    CHECK_THROWS_WITH(plan.search_tau(exec, 0.2, search), Contains("'B'"));  // still held
+    plan.update_b(exec, b);
+    CHECK(std::abs(plan.search_tau(exec, 0.2, search).valid_ratio - 0.2) <= search.tolerance);
+  }
+  // With the check off, nothing is counted (and nothing thrown).
+  opt.check_finite = false;
+  opt.target_valid_ratio = 0;
+  CHECK_NOTHROW(nearsparse::spamm_plan<exec_space>(exec, a, bad_b, opt));
+}
+
 TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan", "[spamm][plan]",
                         nearsparse::enabled_execution_spaces) {
   using exec_space = TestType;

@@ -35,6 +35,15 @@ spamm_precision parse_spamm_precision(const std::string& name, const char* argum
 /// the kernels against each other, or to compare their speed.
 enum class spamm_kernel { automatic, portable, mma_sync };
 
+/// How a tau search counts the kept products of each step. `one_launch`: the whole bisection in
+/// one launch of one team, with no wait between its steps (on a GPU); `launch_per_count`: every
+/// count with the whole device, a launch and a wait per step. `automatic` takes one_launch on a
+/// device the host cannot reach for up to 2^19 norm products (MT * NT * KT: through N = 4096 with
+/// tiles of 64), where a count costs one team less than a launch and a wait, and
+/// launch_per_count otherwise. Both give the same tau. A distributed plan counts over all
+/// processes, one reduction per step, always.
+enum class spamm_search_launch { automatic, one_launch, launch_per_count };
+
 /// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
 /// the upper end gives a ratio at or below the target, then bisected.
@@ -42,6 +51,7 @@ struct spamm_search_options {
   int max_iterations = 60;   ///< bisection steps after the interval is found
   int max_widenings = 1000;  ///< most times the upper end is widened
   double tolerance = 0.002;  ///< stop when |achieved - target| <= tolerance (absolute)
+  spamm_search_launch launch = spamm_search_launch::automatic;
 };
 
 struct spamm_options {

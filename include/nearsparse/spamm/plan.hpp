@@ -4,6 +4,14 @@
 // the same operands, new tau values, tau searches and matrix powers (update_b with the previous
 // product) all reuse what the plan holds.
 //
+// Building a plan queues its kernels (packing with the finite check, get-norm, the count of kept
+// products or the tau search) and waits for the device once, at the end, for what the host must
+// know: whether A or B held non-finite values, the kept count, the tau found. Its device storage
+// comes from the allocation cache (core/detail/view_cache.hpp), so plans made one after another
+// (a whole spamm() call in a loop) allocate and free nothing. On a GPU the bisection of a tau
+// search of up to 2^19 norm products runs in one launch (search_tau_in_one_team); a larger one,
+// or one on the host, counts with the whole device once per step (spamm_search_launch).
+//
 //   nearsparse::spamm_options opt;
 //   opt.precision = nearsparse::spamm_precision::fp16;
 //   opt.target_valid_ratio = 0.10;
@@ -12,6 +20,7 @@
 //   plan.valid_ratio(); plan.work_matrix();        // what was kept
 
 #include <nearsparse/core/detail/scalar_traits.hpp>
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
@@ -24,6 +33,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -126,20 +136,9 @@ class spamm_plan {
                            detail::extents_string(b), ") exceed the supported extent ", limit));
     geo_ = detail::spamm::geometry(static_cast<int>(a.extent(0)), static_cast<int>(b.extent(1)),
                                    static_cast<int>(a.extent(1)), options.tile);
-    const int bytes = detail::spamm::storage_bytes(options.precision);
-    a_pack_ = raw_buffer(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::spamm::packed_A"),
-        words(std::size_t(geo_.mp) * geo_.kp * bytes));
-    b_pack_ = raw_buffer(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::spamm::packed_Bt"),
-        words(std::size_t(geo_.np) * geo_.kp * bytes));
-    a_norms_ =
-        norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap"), geo_.mt, geo_.kt);
-    b_norms_ =
-        norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap"), geo_.kt, geo_.nt);
-    work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), geo_.mt, geo_.nt);
-    prepare(exec, a, detail::spamm::operand::a, "A");
-    prepare(exec, b, detail::spamm::operand::b, "B");
+    allocate(exec);
+    queue_operand(exec, a, detail::spamm::operand::a);
+    queue_operand(exec, b, detail::spamm::operand::b);
     if (options.target_valid_ratio > 0) {
       search_tau(exec, options.target_valid_ratio, options.search);
     } else {
@@ -152,7 +151,7 @@ class spamm_plan {
   void update_a(const ExecSpace& exec, const AView& a) {
     static_assert_matrix<ExecSpace, AView>();
     require_extents("nearsparse::spamm_plan::update_a", "A", a, geo_.m, geo_.k);
-    prepare(exec, a, detail::spamm::operand::a, "A");
+    queue_operand(exec, a, detail::spamm::operand::a);
     set_tau(exec, tau_);
   }
 
@@ -161,7 +160,7 @@ class spamm_plan {
   void update_b(const ExecSpace& exec, const BView& b) {
     static_assert_matrix<ExecSpace, BView>();
     require_extents("nearsparse::spamm_plan::update_b", "B", b, geo_.k, geo_.n);
-    prepare(exec, b, detail::spamm::operand::b, "B");
+    queue_operand(exec, b, detail::spamm::operand::b);
     set_tau(exec, tau_);
   }
 
@@ -169,14 +168,17 @@ class spamm_plan {
   void set_tau(const ExecSpace& exec, double tau) {
     require_nonnegative("nearsparse::spamm_plan::set_tau", "tau", tau);
     tau_ = tau;
-    kept_ = detail::spamm::count_kept(exec, a_norms_, b_norms_, tau_, work_);
+    detail::spamm::count_kept_into(exec, a_norms_, b_norms_, tau_, work_,
+                                   word(detail::spamm::search_words::kept));
+    settle(exec);
   }
 
   /// Finds the tau whose valid ratio is closest to `target` (0 < target <= 1), sets it, and
   /// returns what was found.
   spamm_search_result search_tau(const ExecSpace& exec, double target,
                                  const spamm_search_options& search = spamm_search_options{}) {
-    detail::spamm::validate_search("nearsparse::spamm_plan::search_tau", target, search);
+    namespace ds = detail::spamm;
+    ds::validate_search("nearsparse::spamm_plan::search_tau", target, search);
     spamm_search_result result;
     result.target = target;
     const double total = geo_.tile_products();
@@ -186,17 +188,45 @@ class spamm_plan {
       result.converged = true;
       return result;
     }
-    detail::spamm::work_matrix<memory_space> none;
-    const double average = detail::spamm::average_norm_product(exec, a_norms_, b_norms_);
-    const auto found = detail::spamm::bisect_tau(target, search, average, [&](double tau) {
-      return double(detail::spamm::count_kept(exec, a_norms_, b_norms_, tau, none)) / total;
-    });
-    result.iterations = found.iterations;
-    set_tau(exec, found.tau);
-    result.tau = found.tau;
+    if (searches_in_one_launch(search)) {
+      // Four launches and no wait between them: the mean's sum, B's rows sorted, the bisection
+      // in one team, V at the tau it left on the device.
+      ds::norm_product_sum_into(exec, a_norms_, b_norms_, double_word(ds::search_words::norm_sum));
+      ds::sort_norm_rows(exec, b_norms_, sorted_b_);
+      ds::search_tau_in_one_team(exec, a_norms_, geo_.nt, sorted_b_, target, search, status_);
+      ds::count_kept_into(exec, a_norms_, b_norms_, ds::found_tau<memory_space>{status_}, work_,
+                          word(ds::search_words::kept));
+      settle(exec);
+      tau_ = ds::double_of(host_status_[ds::search_words::tau]);
+      result.iterations = int(host_status_[ds::search_words::evaluations]);
+    } else {
+      settle(exec);  // a non-finite A or B throws before the search starts
+      ds::work_matrix<memory_space> none;
+      const double average = ds::average_norm_product(exec, a_norms_, b_norms_);
+      const auto found = ds::bisect_tau(target, search, average, [&](double tau) {
+        return double(ds::count_kept(exec, a_norms_, b_norms_, tau, none)) / total;
+      });
+      set_tau(exec, found.tau);
+      result.iterations = found.iterations;
+    }
+    result.tau = tau_;
     result.valid_ratio = valid_ratio();
     result.converged = std::abs(result.valid_ratio - target) <= search.tolerance;
     return result;
+  }
+
+  /// Whether search_tau with these options runs in one launch (search_tau_in_one_team) rather
+  /// than with a launch and a wait per count (see spamm_search_launch).
+  bool searches_in_one_launch(const spamm_search_options& search) const {
+    switch (search.launch) {
+      case spamm_search_launch::one_launch:
+        return true;
+      case spamm_search_launch::launch_per_count:
+        return false;
+      default:
+        return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible &&
+               geo_.tile_products() <= detail::spamm::one_team_search_max_products;
+    }
   }
 
   /// C = alpha * A * B + beta * C over the kept tile products. C is M x N, float or double;
@@ -258,24 +288,57 @@ class spamm_plan {
 
  private:
   using raw_buffer = Kokkos::View<double*, memory_space>;
+  using status_view = Kokkos::View<std::int64_t*, memory_space>;
   static std::size_t words(std::size_t bytes) { return (bytes + 7) / 8; }
+  // Words of status_ past the search's (detail::spamm::search_words): non-finite values found in
+  // A and in B.
+  static constexpr int bad_a_word = detail::spamm::search_words::count;
+  static constexpr int bad_b_word = bad_a_word + 1;
+  static constexpr int status_words = bad_b_word + 1;
 
+  // The plan's device storage, from the allocation cache: one wait for all of it when any was
+  // reused (work queued on it may still run).
+  void allocate(const ExecSpace& exec) {
+    using detail::cached_view_taken;
+    const int bytes = detail::spamm::storage_bytes(options_.precision);
+    bool wait = false;
+    a_pack_ = cached_view_taken<raw_buffer>(wait, "nearsparse::spamm::packed_A",
+                                            words(std::size_t(geo_.mp) * geo_.kp * bytes));
+    b_pack_ = cached_view_taken<raw_buffer>(wait, "nearsparse::spamm::packed_Bt",
+                                            words(std::size_t(geo_.np) * geo_.kp * bytes));
+    a_norms_ =
+        cached_view_taken<norm_map_type>(wait, "nearsparse::spamm::A_normmap", geo_.mt, geo_.kt);
+    b_norms_ =
+        cached_view_taken<norm_map_type>(wait, "nearsparse::spamm::B_normmap", geo_.kt, geo_.nt);
+    work_ = cached_view_taken<work_matrix_type>(wait, "nearsparse::spamm::V", geo_.mt, geo_.nt);
+    status_ = cached_view_taken<status_view>(wait, "nearsparse::spamm::status", status_words);
+    sorted_b_ = cached_view_taken<raw_buffer>(wait, "nearsparse::spamm::sorted_B_normmap",
+                                              std::size_t(geo_.kt) * geo_.nt);
+    if (wait) exec.fence();
+  }
+
+  // One word of status_ as a rank-0 View, where a reduction leaves its result.
+  auto word(int w) const { return Kokkos::subview(status_, w); }
+  Kokkos::View<double, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> double_word(
+      int w) const {
+    return Kokkos::View<double, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+        reinterpret_cast<double*>(status_.data() + w));
+  }
+
+  // Queues the packing of an operand (its non-finite values counted into status_) and its norm
+  // map; settle() reports what the count found.
   template <class View>
-  void prepare(const ExecSpace& exec, const View& x, detail::spamm::operand which,
-               const char* name) {
+  void queue_operand(const ExecSpace& exec, const View& x, detail::spamm::operand which) {
     const bool is_a = which == detail::spamm::operand::a;
     void* dst = is_a ? a_pack_.data() : b_pack_.data();
-    const std::size_t bad = detail::spamm::with_format(options_.precision, [&](auto fmt) {
+    const auto bad = word(is_a ? bad_a_word : bad_b_word);
+    detail::spamm::with_format(options_.precision, [&](auto fmt) {
       using Format = decltype(fmt);
       using storage = typename Format::storage;
-      return detail::spamm::pack_operand<Format>(exec, x, !is_a, static_cast<storage*>(dst),
-                                                 is_a ? geo_.mp : geo_.np, geo_.kp,
-                                                 options_.check_finite);
+      detail::spamm::pack_operand_into<Format>(exec, x, !is_a, static_cast<storage*>(dst),
+                                               is_a ? geo_.mp : geo_.np, geo_.kp,
+                                               options_.check_finite, bad);
     });
-    if (bad != 0)
-      detail::throw_invalid_argument("nearsparse::spamm", name,
-                                     detail::concat("(", detail::extents_string(x), ") holds ", bad,
-                                                    " non-finite value(s) (NaN or Inf)"));
     if (options_.kernel == spamm_kernel::portable) {
       detail::spamm::compute_norms_portable(exec, options_.precision, dst, geo_, which,
                                             is_a ? a_norms_ : b_norms_);
@@ -285,11 +348,36 @@ class spamm_plan {
     }
   }
 
+  // The one wait: takes status_ to the host, throws nearsparse::invalid_argument naming A or B
+  // when the packing found non-finite values, and takes the kept count.
+  void settle(const ExecSpace& exec) {
+    // Into a plain array: a Kokkos host View would be allocated and initialized (a parallel
+    // region on the host) with every plan.
+    Kokkos::deep_copy(
+        exec,
+        Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+            host_status_.data(), status_words),
+        status_);
+    exec.fence();
+    const std::int64_t bad[2] = {host_status_[bad_a_word], host_status_[bad_b_word]};
+    const char* names[2] = {"A", "B"};
+    const int rows[2] = {geo_.m, geo_.k}, cols[2] = {geo_.k, geo_.n};
+    for (int x = 0; x < 2; ++x)
+      if (bad[x] != 0)
+        detail::throw_invalid_argument("nearsparse::spamm", names[x],
+                                       detail::concat("(", rows[x], " x ", cols[x], ") holds ",
+                                                      bad[x], " non-finite value(s) (NaN or Inf)"));
+    kept_ = host_status_[detail::spamm::search_words::kept];
+  }
+
   spamm_options options_;
   detail::spamm::geometry geo_;
   raw_buffer a_pack_, b_pack_;
   norm_map_type a_norms_, b_norms_;
   work_matrix_type work_;
+  status_view status_;
+  raw_buffer sorted_b_;  // B's norm rows sorted, for a search in one launch
+  std::array<std::int64_t, status_words> host_status_{};
   double tau_ = 0.0;
   std::int64_t kept_ = 0;
 };

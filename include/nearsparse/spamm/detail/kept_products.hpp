@@ -3,51 +3,83 @@
 // their total for the valid ratio, and the tau search of section 3.5.2. Portable on every
 // backend: one pass over the MT x NT x KT norm products.
 
+#include <nearsparse/core/detail/reduction_result.hpp>
 #include <nearsparse/spamm/detail/norms.hpp>
+#include <nearsparse/spamm/detail/tau_search.hpp>
 #include <nearsparse/spamm/options.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace nearsparse::detail::spamm {
 
 template <class MemorySpace>
 using work_matrix = Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace>;
 
-/// V(i, j) = number of k with ||A[i,k]|| ||B[k,j]|| >= tau; returns the sum of V.
+/// Where a count takes tau from: a value the host passes (fixed_tau), or the word a search on
+/// the device left it in (found_tau), so that counting after such a search needs no wait.
+struct fixed_tau {
+  double value;
+  KOKKOS_INLINE_FUNCTION double operator()() const { return value; }
+};
+
+/// V(i, j) = number of k with ||A[i,k]|| ||B[k,j]|| >= tau (stored when v is MT x NT), and their
+/// sum into `total`: a host integer (the call waits for it) or a rank-0 View in the space's
+/// memory (the call returns at once, as for any kernel). `tau` is a double or a tau source.
+template <class ExecSpace, class Mem, class Tau, class Total>
+void count_kept_into(const ExecSpace& exec, const norm_map<Mem>& a_norms,
+                     const norm_map<Mem>& b_norms, Tau tau_of, const work_matrix<Mem>& v,
+                     Total&& total) {
+  if constexpr (std::is_arithmetic_v<Tau>) {
+    count_kept_into(exec, a_norms, b_norms, fixed_tau{double(tau_of)}, v, total);
+  } else {
+    const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
+    const int nt = static_cast<int>(b_norms.extent(1));
+    const bool store = v.extent(0) == static_cast<std::size_t>(mt);
+    if (mt == 0 || nt == 0) {
+      nearsparse::detail::set_zero(exec, total);
+      return;
+    }
+    Kokkos::parallel_reduce(
+        "nearsparse::spamm::count_kept",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<std::int64_t>(mt) * nt),
+        KOKKOS_LAMBDA(const std::int64_t idx, std::int64_t& sum) {
+          const int i = static_cast<int>(idx / nt), j = static_cast<int>(idx % nt);
+          const double tau = tau_of();
+          int kept = 0;
+          for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
+          if (store) v(i, j) = kept;
+          sum += kept;
+        },
+        total);
+  }
+}
+
+/// V as count_kept_into makes it; returns the sum of V (waits for the device).
 template <class ExecSpace, class Mem>
 std::int64_t count_kept(const ExecSpace& exec, const norm_map<Mem>& a_norms,
                         const norm_map<Mem>& b_norms, double tau, const work_matrix<Mem>& v) {
-  const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
-  const int nt = static_cast<int>(b_norms.extent(1));
-  if (mt == 0 || nt == 0) return 0;
-  const bool store = v.extent(0) == static_cast<std::size_t>(mt);
   std::int64_t total = 0;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::count_kept",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<std::int64_t>(mt) * nt),
-      KOKKOS_LAMBDA(const std::int64_t idx, std::int64_t& sum) {
-        const int i = static_cast<int>(idx / nt), j = static_cast<int>(idx % nt);
-        int kept = 0;
-        for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
-        if (store) v(i, j) = kept;
-        sum += kept;
-      },
-      total);
+  count_kept_into(exec, a_norms, b_norms, tau, v, total);
   return total;
 }
 
-/// Mean of all MT * KT * NT norm products: sum_k (sum_i A(i,k)) (sum_j B(k,j)) / count.
-template <class ExecSpace, class Mem>
-double average_norm_product(const ExecSpace& exec, const norm_map<Mem>& a_norms,
-                            const norm_map<Mem>& b_norms) {
+/// sum_k (sum_i A(i,k)) (sum_j B(k,j)), the sum of all MT * KT * NT norm products, into `sum`
+/// (a host double, or a rank-0 View in the space's memory).
+template <class ExecSpace, class Mem, class Sum>
+void norm_product_sum_into(const ExecSpace& exec, const norm_map<Mem>& a_norms,
+                           const norm_map<Mem>& b_norms, Sum&& sum) {
   const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
   const int nt = static_cast<int>(b_norms.extent(1));
-  if (mt == 0 || nt == 0 || kt == 0) return 0.0;
-  double sum = 0.0;
+  if (kt == 0) {
+    nearsparse::detail::set_zero(exec, sum);
+    return;
+  }
   Kokkos::parallel_reduce(
-      "nearsparse::spamm::average_norm_product", Kokkos::RangePolicy<ExecSpace>(exec, 0, kt),
+      "nearsparse::spamm::norm_product_sum", Kokkos::RangePolicy<ExecSpace>(exec, 0, kt),
       KOKKOS_LAMBDA(const int k, double& s) {
         double sa = 0.0, sb = 0.0;
         for (int i = 0; i < mt; ++i) sa += a_norms(i, k);
@@ -55,7 +87,140 @@ double average_norm_product(const ExecSpace& exec, const norm_map<Mem>& a_norms,
         s += sa * sb;
       },
       sum);
+}
+
+/// Mean of all MT * KT * NT norm products (0 for an empty product; waits for the device).
+template <class ExecSpace, class Mem>
+double average_norm_product(const ExecSpace& exec, const norm_map<Mem>& a_norms,
+                            const norm_map<Mem>& b_norms) {
+  const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
+  const int nt = static_cast<int>(b_norms.extent(1));
+  if (mt == 0 || nt == 0 || kt == 0) return 0.0;
+  double sum = 0.0;
+  norm_product_sum_into(exec, a_norms, b_norms, sum);
   return sum / (double(mt) * double(nt) * double(kt));
+}
+
+/// Where search_tau_in_one_team leaves its results: 64-bit words of a device View. (Enumerators,
+/// not static members: device code indexes Views with them, by reference.)
+struct search_words {
+  enum : int {
+    kept = 0,         ///< kept products at the tau found (the sum of V)
+    evaluations = 1,  ///< counts made, widening included
+    tau = 2,          ///< the tau found, its bits
+    norm_sum = 3,     ///< in: norm_product_sum_into's sum, its bits
+    count = 4
+  };
+};
+
+/// The bits of a double in a 64-bit word and back (results that travel in integer Views).
+KOKKOS_INLINE_FUNCTION std::int64_t bits_of(double x) {
+  std::int64_t w;
+  std::memcpy(&w, &x, sizeof w);
+  return w;
+}
+KOKKOS_INLINE_FUNCTION double double_of(std::int64_t w) {
+  double x;
+  std::memcpy(&x, &w, sizeof x);
+  return x;
+}
+
+/// The tau a search on the device left in its words, for count_kept_into.
+template <class Mem>
+struct found_tau {
+  Kokkos::View<std::int64_t*, Mem> words;
+  KOKKOS_INLINE_FUNCTION double operator()() const { return double_of(words(search_words::tau)); }
+};
+
+/// Norm products up to which an automatic search on a device runs in one launch
+/// (search_tau_in_one_team) rather than with a launch and a wait per count: 2^19, through
+/// N = 4096 with tiles of 64. On an H100 the one-launch search took 0.12-0.60x the time of the
+/// other up to N = 4096 and 1.7x at N = 8192 (perf/RESULTS.md, session 26).
+inline constexpr double one_team_search_max_products = 524288.0;
+
+/// sorted(k * NT + p) = the p-th largest of row k of B's norm map (ties in column order), for
+/// search_tau_in_one_team. An element's place is the number of elements before it in that
+/// order: one thread per element, over the whole device.
+template <class ExecSpace, class Mem>
+void sort_norm_rows(const ExecSpace& exec, const norm_map<Mem>& b_norms,
+                    const Kokkos::View<double*, Mem>& sorted) {
+  const int kt = static_cast<int>(b_norms.extent(0)), nt = static_cast<int>(b_norms.extent(1));
+  Kokkos::parallel_for(
+      "nearsparse::spamm::sort_norm_rows", Kokkos::RangePolicy<ExecSpace>(exec, 0, kt * nt),
+      KOKKOS_LAMBDA(const int e) {
+        const int k = e / nt, j = e % nt;
+        const double x = b_norms(k, j);
+        int place = 0;
+        for (int u = 0; u < nt; ++u) {
+          const double y = b_norms(k, u);
+          place += (y > x || (y == x && u < j)) ? 1 : 0;
+        }
+        sorted(std::size_t(k) * nt + place) = x;
+      });
+}
+
+/// The bisection of a tau search in one launch of one team, for a device where every count of
+/// the host-driven search would cost a launch and a wait (tau_bisection, replicated in every
+/// thread: the team's reductions hand each the same count). Reads the sum of norm products from
+/// words(search_words::norm_sum), where norm_product_sum_into left it, and B's rows sorted by
+/// sort_norm_rows; leaves the tau found and the evaluations in `words` (count_kept_into with a
+/// found_tau then makes V). Needs MT, NT, KT > 0.
+///
+/// A count visits MT * KT * log2(NT) norm products, not all MT * NT * KT: for each (i, k) the kept
+/// j are a prefix of sorted row k, found by a binary search on the very comparison the kernels
+/// make, A(i,k) * B(k,j) >= tau (monotone in B(k,j): norms are not negative and rounding is
+/// monotone), so the count equals the one of count_kept_into exactly.
+template <class ExecSpace, class Mem>
+void search_tau_in_one_team(const ExecSpace& exec, const norm_map<Mem>& a_norms, int nt,
+                            const Kokkos::View<double*, Mem>& sorted_b, double target,
+                            const spamm_search_options& search,
+                            const Kokkos::View<std::int64_t*, Mem>& words) {
+  const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
+  const int rows = mt * kt;
+  const double total = double(mt) * double(nt) * double(kt);
+  const int max_iterations = search.max_iterations, max_widenings = search.max_widenings;
+  const double tolerance = search.tolerance;
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  const auto body = KOKKOS_LAMBDA(const member& t) {
+    // Kept products at tau: for each (i, k), the j with A(i,k) * B(k,j) >= tau.
+    const auto count_at = [&](const double tau) {
+      std::int64_t kept = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(t, rows),
+          [&](const int e, std::int64_t& c) {
+            const int i = e / kt, k = e % kt;
+            const double a = a_norms(i, k);
+            const double* row = sorted_b.data() + std::size_t(k) * nt;
+            int lo = 0, hi = nt;
+            while (lo < hi) {
+              const int mid = (lo + hi) / 2;
+              if (a * row[mid] >= tau) {
+                lo = mid + 1;
+              } else {
+                hi = mid;
+              }
+            }
+            c += lo;
+          },
+          kept);
+      return kept;
+    };
+    // The mean exactly as the host-driven search forms it, so both land on the same tau.
+    const double average = double_of(words(search_words::norm_sum)) / total;
+    tau_bisection s(target, max_iterations, max_widenings, tolerance, average);
+    while (!s.done()) s.observe(double(count_at(s.tau())) / total);
+    Kokkos::single(Kokkos::PerTeam(t), [&]() {
+      words(search_words::evaluations) = s.evaluations();
+      words(search_words::tau) = bits_of(s.best());
+    });
+  };
+  // One thread per (i, k) of a count, in whole warps, up to what the kernel allows: a team
+  // reduction over idle threads costs as much as over busy ones.
+  const int most = policy(exec, 1, 1).team_size_max(body, Kokkos::ParallelForTag());
+  const int wanted = ((rows > 64 ? rows : 64) + 31) / 32 * 32;
+  Kokkos::parallel_for("nearsparse::spamm::search_tau",
+                       policy(exec, 1, wanted < most ? wanted : most), body);
 }
 
 /// Kept products of every output tile as lists: for output tile t = i * nt + j the kept k are

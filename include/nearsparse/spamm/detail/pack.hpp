@@ -7,23 +7,26 @@
 // into team scratch, then written in the destination's order, so the transposed packing of B
 // reads and writes whole rows on every backend.
 
+#include <nearsparse/core/detail/reduction_result.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nearsparse::detail::spamm {
 
 inline constexpr int pack_block = 32;
 
 /// dst (rows_p x cols_p, row-major) = encode(op(src)), zero outside op(src); op(src) = src, or
-/// src^T when `transpose`. Returns the number of non-finite source values (0 unless
-/// `count_non_finite`).
-template <class Format, class ExecSpace, class SrcView>
-std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpose,
-                         typename Format::storage* dst, int rows_p, int cols_p,
-                         bool count_non_finite) {
+/// src^T when `transpose`. Writes the number of non-finite source values (0 unless
+/// `count_non_finite`) into `bad`: a host integer (the call waits for it) or a rank-0 View in the
+/// space's memory (the call returns at once).
+template <class Format, class ExecSpace, class SrcView, class Total>
+void pack_operand_into(const ExecSpace& exec, const SrcView& src, bool transpose,
+                       typename Format::storage* dst, int rows_p, int cols_p, bool count_non_finite,
+                       Total&& bad) {
   using storage = typename Format::storage;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
@@ -33,23 +36,25 @@ std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpo
   const int cols = static_cast<int>(transpose ? src.extent(0) : src.extent(1));
   const int blocks_r = (rows_p + pack_block - 1) / pack_block;
   const int blocks_c = (cols_p + pack_block - 1) / pack_block;
-  if (blocks_r == 0 || blocks_c == 0) return 0;
+  if (blocks_r == 0 || blocks_c == 0) {
+    nearsparse::detail::set_zero(exec, bad);
+    return;
+  }
   const std::size_t ld = static_cast<std::size_t>(cols_p);
   team_policy policy(exec, blocks_r * blocks_c, Kokkos::AUTO);
   policy.set_scratch_size(0, Kokkos::PerTeam(scratch::shmem_size(pack_block, pack_block + 1)));
-  std::size_t bad = 0;
   Kokkos::parallel_reduce(
       "nearsparse::spamm::pack", policy,
-      KOKKOS_LAMBDA(const member& team, std::size_t& count) {
+      KOKKOS_LAMBDA(const member& team, std::int64_t& count) {
         const int r0 = (team.league_rank() / blocks_c) * pack_block;
         const int c0 = (team.league_rank() % blocks_c) * pack_block;
         scratch tile(team.team_scratch(0), pack_block, pack_block + 1);
-        std::size_t local = 0;
+        std::int64_t local = 0;
         // Read in the source's order: for the transposed packing the fastest index runs over
         // destination rows, which are source columns.
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, pack_block * pack_block),
-            [&](const int idx, std::size_t& partial) {
+            [&](const int idx, std::int64_t& partial) {
               const int slow = idx / pack_block, fast = idx % pack_block;
               const int r = transpose ? fast : slow, c = transpose ? slow : fast;
               double v = 0.0;
@@ -77,7 +82,16 @@ std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpo
         team.team_barrier();
       },
       bad);
-  return bad;
+}
+
+/// pack_operand_into, returning the number of non-finite source values (waits for the device).
+template <class Format, class ExecSpace, class SrcView>
+std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpose,
+                         typename Format::storage* dst, int rows_p, int cols_p,
+                         bool count_non_finite) {
+  std::int64_t bad = 0;
+  pack_operand_into<Format>(exec, src, transpose, dst, rows_p, cols_p, count_non_finite, bad);
+  return static_cast<std::size_t>(bad);
 }
 
 }  // namespace nearsparse::detail::spamm
