@@ -11,8 +11,9 @@
 //     C; an MMA whose output tile does not keep the current k is skipped, so exactly the kept
 //     products are summed. Thread blocks of 128 x 128 (64 x 64 when 128 x 128 blocks would not fill
 //     the device) feed the tensor cores far better than the paper's 32 x 32 tiles.
-//   - fma_kernel: fp32 with plain FMA, 128 x 128 blocks, 8 x 8 outputs per thread, operands
-//     staged through registers into transposed, padded shared memory, double buffered.
+//   - fma_kernel: fp32 with plain FMA, 128 x 128 blocks with 8 x 8 outputs per thread (64 x 64
+//     with 4 x 4 where 128 x 128 blocks would not fill the device), operands staged through
+//     registers into transposed, padded shared memory, double buffered.
 // Both take the load-balance stride s of section 3.5.1: block b computes blocks
 // (bi + u * groups_m, bj + v * groups_n) for u, v < s.
 // On compute capability 9.0 the wgmma kernel (cuda_wgmma.cu) takes tf32, fp16 and bf16 with
@@ -302,27 +303,44 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, T::MIN_BLOCKS)
 }
 
 // ---------------------------------------------------------------------------------------------
-// fp32 with plain FMA.
-constexpr int fma_bm = 128, fma_bn = 128, fma_bk = 8, fma_threads = 256, fma_ld = 128 + 4;
+// fp32 with plain FMA. BM x BM blocks of C (BM = 128, or 64 where 128 x 128 blocks would leave
+// most multiprocessors idle), 256 threads as 16 x 16, each thread Q x Q quadrants of 4 x 4 outputs
+// (Q = BM / 64): rows ty * 4 + 64 q, columns tx * 4 + 64 q.
+constexpr int fma_bk = 8, fma_threads = 256;
 
-// One step of k (fma_bk values) of a thread's 8 x 8 outputs, as four 4 x 4 quadrants; with
-// Masked, a quadrant whose output tile does not keep the current k is skipped.
-template <bool Masked>
-__device__ __forceinline__ void fma_step(float (&acc)[8][8], const float (*as)[fma_ld],
-                                         const float (*bs)[fma_ld], int tx, int ty,
-                                         const bool (&keep)[2][2]) {
+template <int BM>
+struct fma_shape {
+  static constexpr int Q = BM / 64;  // quadrants per dimension
+  static constexpr int R = 4 * Q;    // outputs per thread and dimension
+  static constexpr int LD = BM + 4;  // padded shared rows
+  static_assert(BM == 64 || BM == 128, "FMA blocks are 64 or 128");
+};
+
+// One step of k (fma_bk values) of a thread's outputs, quadrant by quadrant; with Masked, a
+// quadrant whose output tile does not keep the current k is skipped.
+template <int BM, bool Masked>
+__device__ __forceinline__ void fma_step(float (&acc)[fma_shape<BM>::R][fma_shape<BM>::R],
+                                         const float (*as)[fma_shape<BM>::LD],
+                                         const float (*bs)[fma_shape<BM>::LD], int tx, int ty,
+                                         const bool (&keep)[fma_shape<BM>::Q][fma_shape<BM>::Q]) {
+  constexpr int Q = fma_shape<BM>::Q;
 #pragma unroll
   for (int k = 0; k < fma_bk; ++k) {
-    const float4 a0 = *reinterpret_cast<const float4*>(&as[k][ty * 4]);
-    const float4 a1 = *reinterpret_cast<const float4*>(&as[k][64 + ty * 4]);
-    const float4 b0 = *reinterpret_cast<const float4*>(&bs[k][tx * 4]);
-    const float4 b1 = *reinterpret_cast<const float4*>(&bs[k][64 + tx * 4]);
-    const float av[2][4] = {{a0.x, a0.y, a0.z, a0.w}, {a1.x, a1.y, a1.z, a1.w}};
-    const float bv[2][4] = {{b0.x, b0.y, b0.z, b0.w}, {b1.x, b1.y, b1.z, b1.w}};
+    float4 a4[Q], b4[Q];
 #pragma unroll
-    for (int u = 0; u < 2; ++u)
+    for (int q = 0; q < Q; ++q) a4[q] = *reinterpret_cast<const float4*>(&as[k][q * 64 + ty * 4]);
 #pragma unroll
-      for (int v = 0; v < 2; ++v)
+    for (int q = 0; q < Q; ++q) b4[q] = *reinterpret_cast<const float4*>(&bs[k][q * 64 + tx * 4]);
+    float av[Q][4], bv[Q][4];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      av[q][0] = a4[q].x, av[q][1] = a4[q].y, av[q][2] = a4[q].z, av[q][3] = a4[q].w;
+      bv[q][0] = b4[q].x, bv[q][1] = b4[q].y, bv[q][2] = b4[q].z, bv[q][3] = b4[q].w;
+    }
+#pragma unroll
+    for (int u = 0; u < Q; ++u)
+#pragma unroll
+      for (int v = 0; v < Q; ++v)
         if (!Masked || keep[u][v]) {
 #pragma unroll
           for (int i = 0; i < 4; ++i)
@@ -333,14 +351,16 @@ __device__ __forceinline__ void fma_step(float (&acc)[8][8], const float (*as)[f
   }
 }
 
-// Two blocks per multiprocessor (at most 128 registers): with one, 8 warps could not hide the
-// shared-memory latency and the barrier of each step (0.62x against 0.76x of cuBLAS SGEMM at
-// N = 8192, perf/RESULTS.md).
-template <class CT>
-__global__ void __launch_bounds__(fma_threads, 2)
+// 128 x 128: two blocks per multiprocessor (at most 128 registers): with one, 8 warps could not
+// hide the shared-memory latency and the barrier of each step (0.62x against 0.76x of cuBLAS
+// SGEMM at N = 8192, perf/RESULTS.md). 64 x 64 needs far fewer registers.
+template <int BM, class CT>
+__global__ void __launch_bounds__(fma_threads, BM == 128 ? 2 : 4)
     fma_kernel(const kernel_params p, CT* __restrict__ c) {
-  __shared__ __align__(16) float as[2][fma_bk][fma_ld];
-  __shared__ __align__(16) float bs[2][fma_bk][fma_ld];
+  using shape = fma_shape<BM>;
+  constexpr int Q = shape::Q, R = shape::R, LD = shape::LD;
+  __shared__ __align__(16) float as[2][fma_bk][LD];
+  __shared__ __align__(16) float bs[2][fma_bk][LD];
   extern __shared__ __align__(16) unsigned char smem_raw[];
   std::uint16_t* masks = reinterpret_cast<std::uint16_t*>(smem_raw);
   int* list = reinterpret_cast<int*>(masks + ((p.kt + 1) & ~1));
@@ -348,39 +368,46 @@ __global__ void __launch_bounds__(fma_threads, 2)
   const float* __restrict__ a = static_cast<const float*>(p.a);
   const float* __restrict__ b = static_cast<const float*>(p.b);
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  const int sub_m = fma_bm > p.tile ? fma_bm >> p.shift : 1;
-  const int sub_n = fma_bn > p.tile ? fma_bn >> p.shift : 1;
+  const int sub_m = BM > p.tile ? BM >> p.shift : 1;
+  const int sub_n = BM > p.tile ? BM >> p.shift : 1;
   const int steps_per_tile = p.tile / fma_bk;
   const std::size_t kp = static_cast<std::size_t>(p.kp);
-  // The quadrants of this thread's 8 x 8 outputs: rows ty*4 + {0, 64}, columns tx*4 + {0, 64}.
-  int qrow[2], qcol[2];
-  for (int q = 0; q < 2; ++q) {
-    qrow[q] = fma_bm > p.tile ? (ty * 4 + q * 64) >> p.shift : 0;
-    qcol[q] = fma_bn > p.tile ? (tx * 4 + q * 64) >> p.shift : 0;
+  // The output tile of each of this thread's quadrants, by row and by column.
+  int qrow[Q], qcol[Q];
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    qrow[q] = BM > p.tile ? (ty * 4 + q * 64) >> p.shift : 0;
+    qcol[q] = BM > p.tile ? (tx * 4 + q * 64) >> p.shift : 0;
   }
+  // Each step stages BM rows of 8 values of A and of B^T: 2 * BM float4 loads per operand, one
+  // per thread (the first 128 threads only for BM = 64).
   const int load_row = tid / 2, load_k = (tid % 2) * 4;
+  // Compile-time true for BM = 128, so that path carries no test (a run-time one cost spills).
+  const bool loads = 2 * BM >= fma_threads || tid < 2 * BM;
 
   int bi, bj;
   band_order(blockIdx.x, p.groups_m, p.groups_n, bi, bj);
   for (int rep = 0; rep < p.stride * p.stride; ++rep) {
     const int ci = bi + (rep / p.stride) * p.groups_m, cj = bj + (rep % p.stride) * p.groups_n;
     if (ci >= p.blocks_m || cj >= p.blocks_n) continue;
-    const int i0 = ci * fma_bm, j0 = cj * fma_bn;
+    const int i0 = ci * BM, j0 = cj * BM;
     const int count =
         build_kept_list<fma_threads>(p, i0 >> p.shift, j0 >> p.shift, sub_m, sub_n, masks, list);
     const int steps = count * steps_per_tile;
-    float acc[8][8];
+    float acc[R][R];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < R; ++i)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+      for (int j = 0; j < R; ++j) acc[i][j] = 0.f;
 
     auto fetch = [&](int step, float4& ra, float4& rb) {
+      if (!loads) return;
       const int kcol = list[step / steps_per_tile] * p.tile + (step % steps_per_tile) * fma_bk;
       ra = *reinterpret_cast<const float4*>(a + std::size_t(i0 + load_row) * kp + kcol + load_k);
       rb = *reinterpret_cast<const float4*>(b + std::size_t(j0 + load_row) * kp + kcol + load_k);
     };
     auto stash = [&](int buf, const float4& ra, const float4& rb) {
+      if (!loads) return;
       as[buf][load_k + 0][load_row] = ra.x;
       as[buf][load_k + 1][load_row] = ra.y;
       as[buf][load_k + 2][load_row] = ra.z;
@@ -400,15 +427,20 @@ __global__ void __launch_bounds__(fma_threads, 2)
       const int buf = step & 1;
       if (step + 1 < steps) fetch(step + 1, ra, rb);
       const unsigned mask = masks[list[step / steps_per_tile]];
-      bool keep[2][2];
+      bool keep[Q][Q];
 #pragma unroll
-      for (int u = 0; u < 2; ++u)
+      for (int u = 0; u < Q; ++u)
 #pragma unroll
-        for (int v = 0; v < 2; ++v) keep[u][v] = (mask >> (qrow[u] * sub_n + qcol[v])) & 1u;
-      if (keep[0][0] && keep[0][1] && keep[1][0] && keep[1][1]) {
-        fma_step<false>(acc, as[buf], bs[buf], tx, ty, keep);
+        for (int v = 0; v < Q; ++v) keep[u][v] = (mask >> (qrow[u] * sub_n + qcol[v])) & 1u;
+      bool all = keep[0][0];
+#pragma unroll
+      for (int u = 0; u < Q; ++u)
+#pragma unroll
+        for (int v = 0; v < Q; ++v) all = all && keep[u][v];
+      if (all) {
+        fma_step<BM, false>(acc, as[buf], bs[buf], tx, ty, keep);
       } else {
-        fma_step<true>(acc, as[buf], bs[buf], tx, ty, keep);
+        fma_step<BM, true>(acc, as[buf], bs[buf], tx, ty, keep);
       }
       if (step + 1 < steps) stash(buf ^ 1, ra, rb);
       __syncthreads();
@@ -416,9 +448,9 @@ __global__ void __launch_bounds__(fma_threads, 2)
 
     const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < R; ++i)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
+      for (int j = 0; j < R; ++j) {
         const int row = i0 + (i / 4) * 64 + ty * 4 + i % 4;
         const int col = j0 + (j / 4) * 64 + tx * 4 + j % 4;
         if (row < p.m && col < p.n) {
@@ -472,17 +504,30 @@ void dispatch_mma(cudaStream_t stream, int device, const multiply_problem& pr, d
   }
 }
 
-template <class CT>
+template <int BM, class CT>
 void launch_fma(cudaStream_t stream, int device, const multiply_problem& pr, double alpha,
                 double beta, CT* c, std::size_t s0, std::size_t s1) {
-  const kernel_params p = make_params(pr, alpha, beta, s0, s1, fma_bm, fma_bn);
-  auto kernel = fma_kernel<CT>;
+  const kernel_params p = make_params(pr, alpha, beta, s0, s1, BM, BM);
+  auto kernel = fma_kernel<BM, CT>;
   const std::size_t bytes = list_bytes(p.kt);
   static std::size_t raised_to[64] = {};
   set_shared_memory(device, kernel, bytes, raised_to);  // dynamic: masks and list
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, fma_threads, bytes, stream>>>(p, c);
   check_launch("FMA kernel");
+}
+
+// 128 x 128 blocks unless they would leave most multiprocessors idle: at N = 1024 the 64 blocks
+// of 128 x 128 put the heaviest block's whole kept list on one multiprocessor.
+template <class CT>
+void dispatch_fma(cudaStream_t stream, int device, const multiply_problem& pr, double alpha,
+                  double beta, CT* c, std::size_t s0, std::size_t s1) {
+  const long big = long((pr.geo.m + 127) / 128) * ((pr.geo.n + 127) / 128);
+  if (big >= info_of(device).multiprocessors) {
+    launch_fma<128>(stream, device, pr, alpha, beta, c, s0, s1);
+  } else {
+    launch_fma<64>(stream, device, pr, alpha, beta, c, s0, s1);
+  }
 }
 
 template <class CT>
@@ -502,7 +547,7 @@ void multiply_any(cudaStream_t stream, int device, const multiply_problem& pr, d
       }
       break;
     case spamm_precision::fp32:
-      launch_fma(stream, device, pr, alpha, beta, c, s0, s1);
+      dispatch_fma(stream, device, pr, alpha, beta, c, s0, s1);
       break;
     case spamm_precision::tf32:
       dispatch_mma<mma_tf32>(stream, device, pr, alpha, beta, c, s0, s1);
