@@ -9,6 +9,9 @@
 //   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
 //       GPU: what the specialization buys.
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
+//   spamm_search/cuda/v<v>/N   the tau search in one launch against a launch per count.
+//   spamm_small/cuda/<precision>/v<v>/N   N < 4096: a reused plan's product and whole calls
+//       against the floors of a call (an empty kernel; a pass over A and B), and cuBLAS.
 // Matrices: algebraic decay a_ij = 0.1 / (|i - j|^0.1 + 1) (the paper's), exponential decay
 // a_ij = 0.99^|i - j|.
 #include "baselines/cublas_spamm.hpp"
@@ -95,6 +98,23 @@ struct case_spec {
   int tile;
 };
 
+// The options of a case (tile, precision, target valid ratio).
+nearsparse::spamm_options options_of(const case_spec& spec) {
+  nearsparse::spamm_options opt;
+  opt.precision = spec.precision;
+  opt.tile = spec.tile;
+  opt.target_valid_ratio = spec.target;
+  return opt;
+}
+
+// The case's n x n decay matrix, the operand A = B of every benchmark.
+template <class Exec, class In>
+matrix<Exec, In> decay_input(const Exec& exec, const case_spec& spec, long n) {
+  matrix<Exec, In> a("A", n, n);
+  fill(exec, spec.d, a);
+  return a;
+}
+
 // Fills the counters every SpAMM benchmark reports.
 template <class Exec, class Plan, class CView>
 void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan, const CView& c,
@@ -105,18 +125,18 @@ void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan,
   state.counters["rel_error"] = e.relative();
 }
 
-// A product that builds its plan too (tau given): the cost without reuse.
+// A product that builds its plan too (tau given): the cost without reuse, as a loop of such
+// calls sees it (one untimed call first, then the median of five).
 template <class Exec, class InView, class CView>
 double time_full(const Exec& exec, const InView& a, const CView& c,
                  const nearsparse::spamm_options& opt) {
+  auto run = [&] {
+    nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
+    plan.multiply(exec, 1, 0, c);
+  };
+  nearsparse::perf::time_call(exec, run);
   std::vector<double> t;
-  for (int i = 0; i < 3; ++i) {
-    auto run = [&] {
-      nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
-      plan.multiply(exec, 1, 0, c);
-    };
-    t.push_back(nearsparse::perf::time_call(exec, run));
-  }
+  for (int i = 0; i < 5; ++i) t.push_back(nearsparse::perf::time_call(exec, run));
   return nearsparse::perf::median(t);
 }
 
@@ -125,13 +145,9 @@ void bench_host(benchmark::State& state, case_spec spec) {
   const Exec exec;
   const long n = state.range(0);
   auto& ex = exact_product(exec, spec.d, n);
-  matrix<Exec, In> a("A", n, n);
-  fill(exec, spec.d, a);
+  const auto a = decay_input<Exec, In>(exec, spec, n);
   matrix<Exec, Out> c("C", n, n), dense("C_dense", n, n);
-  nearsparse::spamm_options opt;
-  opt.precision = spec.precision;
-  opt.tile = spec.tile;
-  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_options opt = options_of(spec);
   nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
   const double flops = 2.0 * n * n * double(n);
   nearsparse::perf::compare(
@@ -152,13 +168,9 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   const Kokkos::Cuda exec;
   const long n = state.range(0);
   auto& ex = exact_product(exec, spec.d, n);
-  matrix<Kokkos::Cuda, In> a("A", n, n);
-  fill(exec, spec.d, a);
+  const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
   matrix<Kokkos::Cuda, Out> c("C", n, n), dense("C_dense", n, n);
-  nearsparse::spamm_options opt;
-  opt.precision = spec.precision;
-  opt.tile = spec.tile;
-  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_options opt = options_of(spec);
   nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
   cublas::handle h(exec);
   const cublas::precision vp = vendor_precision(spec.precision);
@@ -194,13 +206,9 @@ template <class In, class Out>
 void bench_cuda_vs(benchmark::State& state, case_spec spec, nearsparse::spamm_kernel other) {
   const Kokkos::Cuda exec;
   const long n = state.range(0);
-  matrix<Kokkos::Cuda, In> a("A", n, n);
-  fill(exec, spec.d, a);
+  const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
   matrix<Kokkos::Cuda, Out> c("C", n, n), cp("C_portable", n, n);
-  nearsparse::spamm_options opt;
-  opt.precision = spec.precision;
-  opt.tile = spec.tile;
-  opt.target_valid_ratio = spec.target;
+  nearsparse::spamm_options opt = options_of(spec);
   nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
   opt.kernel = other;
   opt.target_valid_ratio = 0;
@@ -214,6 +222,116 @@ void bench_cuda_vs(benchmark::State& state, case_spec spec, nearsparse::spamm_ke
   const auto e = nearsparse::measure_spamm_error(exec, cp, c);
   state.counters["valid_ratio"] = plan.valid_ratio();
   state.counters["kernels_differ"] = e.relative();
+}
+
+// One empty kernel: with the fence after it, what a single launch costs.
+inline void empty_kernel(const Kokkos::Cuda& exec) {
+  Kokkos::parallel_for("nearsparse::perf::empty", Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, 1),
+                       KOKKOS_LAMBDA(const int){});
+}
+
+// One pass over x read as two operands would be (x = A = B here): the least a call that reads A
+// and B must move.
+template <class View>
+double read_twice(const Kokkos::Cuda& exec, const View& x) {
+  const auto* data = x.data();
+  const std::int64_t count = std::int64_t(x.span());
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "nearsparse::perf::pass", Kokkos::RangePolicy<Kokkos::Cuda>(exec, 0, count),
+      KOKKOS_LAMBDA(const std::int64_t i, double& acc) {
+        acc += double(data[i]) + double(data[count - 1 - i]);
+      },
+      sum);
+  return sum;
+}
+
+// Products below N = 4096, where a dense product takes tens of microseconds and the fixed costs
+// of a call decide: a reused plan's product ("t") and whole calls against the two floors of a
+// call, measured beside them in the same process: one fenced empty kernel (launch_floor: what a
+// reused plan's single launch cannot go below) and one fenced kernel that reads A and B once
+// (pass_floor: what a whole call, which must read both, cannot go below). Contenders: the whole
+// nearsparse::spamm call with its tau search (whole_search), a plan with tau given and its
+// product (whole_tau), the search alone on a built plan (search), cuBLAS of the same precision.
+// Counters of_launch_floor = t / t_launch_floor, of_pass_floor = t_whole_search / t_pass_floor.
+template <class In, class Out>
+void bench_cuda_small(benchmark::State& state, case_spec spec) {
+  using nearsparse::perf::contender;
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
+  matrix<Kokkos::Cuda, Out> c("C", n, n), dense("C_dense", n, n);
+  nearsparse::spamm_options opt = options_of(spec);
+  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  nearsparse::spamm_options fixed = opt;
+  fixed.target_valid_ratio = 0;
+  fixed.tau = plan.tau();
+  cublas::handle h(exec);
+  const cublas::precision vp = vendor_precision(spec.precision);
+  matrix<Kokkos::Cuda, std::uint16_t> a16;
+  const bool sixteen =
+      spec.precision == spamm_precision::fp16 || spec.precision == spamm_precision::bf16;
+  if (sixteen) a16 = to_16bit(exec, spec.precision, a);
+  std::vector<contender> others;
+  others.push_back(
+      {"whole_search", [=] { nearsparse::spamm(exec, 1, a, a, 0, c, opt); }, 0, 1, false});
+  others.push_back({"whole_tau",
+                    [=] {
+                      nearsparse::spamm_plan<Kokkos::Cuda> p(exec, a, a, fixed);
+                      p.multiply(exec, 1, 0, c);
+                    },
+                    0, 1, false});
+  auto searched = std::make_shared<nearsparse::spamm_plan<Kokkos::Cuda>>(exec, a, a, opt);
+  others.push_back(
+      {"search", [=] { searched->search_tau(exec, spec.target, opt.search); }, 0, 1, false});
+  others.push_back({"launch_floor", [=] { empty_kernel(exec); }, 0, 1, false});
+  others.push_back(
+      {"pass_floor", [=] { benchmark::DoNotOptimize(read_twice(exec, a)); }, 0, 1, false});
+  others.push_back({std::string("cublas_") + nearsparse::to_string(spec.precision),
+                    [=, &h] {
+                      if (sixteen) {
+                        cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
+                      } else {
+                        cublas::gemm(h, vp, 1.0, a, a, 0.0, dense);
+                      }
+                    },
+                    0, 1});
+  const double flops = 2.0 * n * n * double(n);
+  const int bytes_in = nearsparse::detail::spamm::storage_bytes(spec.precision);
+  nearsparse::perf::compare_many(
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, others,
+      workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))}, 2,
+      nearsparse::perf::call_timing::warm);
+  state.counters["valid_ratio"] = plan.valid_ratio();
+  state.counters["of_launch_floor"] = state.counters["t"] / state.counters["t_launch_floor"];
+  state.counters["of_pass_floor"] =
+      state.counters["t_whole_search"] / state.counters["t_pass_floor"];
+  state.counters["search_one_launch"] = plan.searches_in_one_launch(opt.search) ? 1 : 0;
+}
+
+// The tau search in one launch (search_tau_in_one_team) against a launch and a wait per count,
+// on the same plan: where spamm_search_launch::automatic should switch. Counters: evaluations
+// (counts made), products (MT * NT * KT).
+void bench_search(benchmark::State& state, double target) {
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  matrix<Kokkos::Cuda, float> a("A", n, n);
+  fill(exec, decay::algebraic, a);
+  nearsparse::spamm_options opt;
+  opt.precision = spamm_precision::fp16;
+  opt.tile = 64;
+  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  auto one = opt.search, per = opt.search;
+  one.launch = nearsparse::spamm_search_launch::one_launch;
+  per.launch = nearsparse::spamm_search_launch::launch_per_count;
+  nearsparse::spamm_search_result found;
+  nearsparse::perf::compare(
+      state, exec, [&] { found = plan.search_tau(exec, target, one); }, "launch per count",
+      [&] { plan.search_tau(exec, target, per); }, workload{}, 1);
+  state.counters["evaluations"] = found.iterations;
+  state.counters["valid_ratio"] = found.valid_ratio;
+  state.counters["products"] = double(plan.tiles_m()) * plan.tiles_n() * plan.tiles_k();
+  state.counters["automatic_one_launch"] = plan.searches_in_one_launch(opt.search) ? 1 : 0;
 }
 
 // The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16)
@@ -302,6 +420,34 @@ void register_cuda() {
         }
       }
     }
+  }
+  // Below N = 4096: the floors of a call beside a reused plan's product and whole calls.
+  for (auto p : {spamm_precision::fp16, spamm_precision::bf16, spamm_precision::tf32,
+                 spamm_precision::fp32, spamm_precision::fp64}) {
+    for (double v : pick<std::vector<double>>({1.0, 0.1, 0.05}, {0.1})) {
+      case_spec s{decay::algebraic, p, v, 64};
+      char ratio[16];
+      std::snprintf(ratio, sizeof ratio, "%.2f", v);
+      const std::string name =
+          "spamm_small/cuda/" + std::string(nearsparse::to_string(p)) + "/v" + ratio;
+      const auto sizes = pick<std::vector<long>>({1024, 2048, 3000}, {300});
+      if (p == spamm_precision::fp64) {
+        add(
+            name, [s](benchmark::State& st) { bench_cuda_small<double, double>(st, s); }, sizes,
+            20);
+      } else {
+        add(
+            name, [s](benchmark::State& st) { bench_cuda_small<float, float>(st, s); }, sizes, 20);
+      }
+    }
+  }
+  for (double v : pick<std::vector<double>>({0.1, 0.05}, {0.1})) {
+    char ratio[16];
+    std::snprintf(ratio, sizeof ratio, "%.2f", v);
+    add(
+        std::string("spamm_search/cuda/v") + ratio,
+        [v](benchmark::State& st) { bench_search(st, v); },
+        pick<std::vector<long>>({1024, 2048, 4096, 8192, 16384}, {300}), 5);
   }
   // Tile sizes at one point.
   for (int tile : {32, 128}) {
