@@ -132,6 +132,18 @@ struct hm_host_readable<Kokkos::Cuda> {
 };
 #endif
 
+/// What offset c adds to C's arrays when `count` pairs meet on it: a diagonal (0 or 1), its
+/// pairs, its values and its chunks. Both kernels of the pass count through it, so the team
+/// totals the first leaves are the sums the second scans.
+KOKKOS_INLINE_FUNCTION void c_diagonal_share(int m, int n, index_type c, int count,
+                                             index_type (&share)[4]) {
+  const index_type len = count != 0 ? diagonal_length(m, n, c) : 0;
+  share[0] = count != 0 ? 1 : 0;
+  share[1] = count;
+  share[2] = len;
+  share[3] = (len + hm_chunk - 1) / hm_chunk;
+}
+
 /// The sum of every thread's `value` over the team (every thread gets it), and in `before` this
 /// thread's exclusive prefix in team-rank order. Every thread of the team must call it.
 template <class Member>
@@ -260,14 +272,10 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
           }
           pairs_by(at) = count;
           adds_by(at) = adds;
-          if (count != 0) {
-            const index_type len = diagonal_length(m, n, c);
-            sums[0] += 1;
-            sums[1] += count;
-            sums[2] += len;
-            sums[3] += (len + hm_chunk - 1) / hm_chunk;
-            sums[4] += adds;
-          }
+          index_type share[4];
+          c_diagonal_share(m, n, c, count, share);
+          for (int f = 0; f < 4; ++f) sums[f] += share[f];
+          sums[4] += adds;
         }
         for (int f = 0; f < fields; ++f) {
           index_type before = 0;
@@ -306,9 +314,8 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
         for (int round = 0; round < rounds; ++round) {
           const int at = team * per_team + round * t.team_size() + t.team_rank();
           const int count = at < range ? pairs_by(at) : 0;
-          const index_type len = count != 0 ? diagonal_length(m, n, index_type(c_lo) + at) : 0;
-          const index_type mine[4] = {count != 0 ? 1 : 0, count, len,
-                                      (len + hm_chunk - 1) / hm_chunk};
+          index_type mine[4];
+          c_diagonal_share(m, n, index_type(c_lo) + at, count, mine);
           index_type place[4], step[4];
           for (int f = 0; f < 4; ++f) step[f] = team_sum(t, mine[f], place[f]);
           if (count != 0) {
