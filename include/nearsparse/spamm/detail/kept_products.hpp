@@ -134,8 +134,8 @@ struct found_tau {
 
 /// Norm products up to which an automatic search on a device runs in one launch
 /// (search_tau_in_one_team) rather than with a launch and a wait per count: 2^19, through
-/// N = 4096 with tiles of 64. On an H100 the one-launch search took 0.12-0.60x the time of the
-/// other up to N = 4096 and 1.7x at N = 8192 (perf/RESULTS.md, session 26).
+/// N = 4096 with tiles of 64. On an H100 the one-launch search took 0.13-0.69x the time of the
+/// other up to N = 4096 and 1.8x at N = 8192 (perf/RESULTS.md, session 26, section 3).
 inline constexpr double one_team_search_max_products = 524288.0;
 
 /// sorted(k * NT + p) = the p-th largest of row k of B's norm map (ties in column order), for
