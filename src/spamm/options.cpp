@@ -64,6 +64,12 @@ void validate_search(const char* function, double target, const spamm_search_opt
   require(search.max_widenings >= 1, function, "search.max_widenings",
           concat("is ", search.max_widenings, "; it must be at least 1"));
   require_nonnegative(function, "search.tolerance", search.tolerance);
+  const int launch = static_cast<int>(search.launch);
+  require(search.launch == spamm_search_launch::automatic ||
+              search.launch == spamm_search_launch::one_launch ||
+              search.launch == spamm_search_launch::launch_per_count,
+          function, "search.launch",
+          concat("is ", launch, "; it must be automatic, one_launch or launch_per_count"));
 }
 
 }  // namespace detail::spamm

@@ -424,6 +424,14 @@ TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][er
   nearsparse::spamm_plan plan(exec, a, b);
   CHECK_THROWS_WITH(plan.update_b(exec, bad_b), Contains("'B'") && Contains("5 x 2"));
   CHECK_THROWS_WITH(plan.search_tau(exec, 0.0), Contains("target valid ratio"));
+  nearsparse::spamm_search_options bad_search;
+  bad_search.launch = static_cast<nearsparse::spamm_search_launch>(7);
+  CHECK_THROWS_WITH(plan.search_tau(exec, 0.5, bad_search),
+                    Contains("search.launch") && Contains("is 7"));
+  opt = {};
+  opt.target_valid_ratio = 0.5;
+  opt.search = bad_search;
+  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
   CHECK_THROWS_WITH(plan.set_tau(exec, -0.5), Contains("tau"));
   CHECK_THROWS_AS(nearsparse::parse_spamm_precision("fp8"), nearsparse::invalid_argument);
   CHECK(nearsparse::parse_spamm_precision("BF16") == spamm_precision::bf16);
