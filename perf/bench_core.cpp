@@ -102,9 +102,8 @@ void bench_cublas_gemm(benchmark::State& state, cublas::precision p) {
   Kokkos::View<In**, layout, Kokkos::CudaSpace> a("A", n, n);
   Kokkos::View<Out**, layout, Kokkos::CudaSpace> c("C", n, n);
   fill_decay(exec, a);
-  cublas::handle h(exec);
   nearsparse::perf::measure(
-      state, exec, [&] { cublas::gemm(h, p, 1.0, a, a, 0.0, c); },
+      state, exec, [&] { cublas::gemm(exec, p, 1.0, a, a, 0.0, c); },
       workload{2.0 * n * n * double(n), double(n) * n * (2 * sizeof(In) + sizeof(Out))});
 }
 
@@ -163,9 +162,8 @@ void bench_spmv_laplacian(benchmark::State& state) {
       });
   nearsparse::fill_random(exec, x, 11);
   matrix a("laplacian", rows, rows, nnz, vals, row_ptr, cols);
-  cusparse::handle h(exec);
-  cusparse::csr_spmv vendor(h, rows, rows, nnz, row_ptr.data(), cols.data(), vals.data(), x.data(),
-                            y.data());
+  cusparse::csr_spmv vendor(exec, rows, rows, nnz, row_ptr.data(), cols.data(), vals.data(),
+                            x.data(), y.data());
   const double bytes = 12.0 * nnz + 4.0 * (rows + 1) + 16.0 * rows;
   nearsparse::perf::compare(
       state, exec, [&] { KokkosSparse::spmv("N", 1.0, a, x, 0.0, y); }, "cusparseSpMV",

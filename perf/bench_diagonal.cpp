@@ -173,33 +173,29 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
       {"hm_c_allocation", [=] { const auto m = plan.make_c_uninitialized(exec); }, 0, 1, false});
   others.push_back(
       {"hm_plan_reused", [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused); }, 0, 1, false});
-  // The pair-by-pair kernel with the reused plan, whichever kernel the plan picks (on wide bands
-  // "hm_plan_reused" and "ours" run the band tiles).
+  // The portable pair-by-pair kernel with the reused plan, whichever kernel automatic picks (on
+  // wide bands "hm_plan_reused" and "ours" run the band tiles).
+  nd::product_options portable, atomic;
+  portable.implementation = nearsparse::implementation::portable;
+  atomic.algorithm = nd::hm_algorithm::atomic;
   others.push_back({"hm_pairs_plan_reused",
-                    [=] {
-                      nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(),
-                                                              b.values(), 0.0, c_reused.values());
-                    },
-                    0, 1, false});
-  others.push_back(
-      {"hm_atomic_plan_reused",
-       [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, nd::hm_algorithm::atomic); }, 0, 1,
-       false});
-  auto handle = std::make_shared<nearsparse::perf::cusparse::handle>(exec);
+                    [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, portable); }, 0, 1,
+                    false});
+  others.push_back({"hm_atomic_plan_reused",
+                    [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, atomic); }, 0, 1,
+                    false});
   using spgemm = nearsparse::perf::cusparse::csr_spgemm;
   const auto csr_of = [](const nd::crs_matrix<double, Kokkos::Cuda>& m) {
     return spgemm::csr{int(m.numRows()),       int(m.numCols()),       int(m.nnz()),
                        m.graph.row_map.data(), m.graph.entries.data(), m.values.data()};
   };
-  auto vendor = std::make_shared<spgemm>(*handle, csr_of(crs_a), csr_of(crs_b), false);
+  auto vendor = std::make_shared<spgemm>(exec, csr_of(crs_a), csr_of(crs_b), false);
   others.push_back({"cusparse", [vendor] { vendor->run(); }, 0, 1});
   others.push_back(
       {"kokkos_kernels", kk_spgemm<Kokkos::Cuda>{exec, crs_a, crs_b}, cpu_samples == 1 ? 2 : 0, 1});
   const double c_density = double(plan.c_stored_count()) / (double(c.n) * c.n);
-  std::shared_ptr<nearsparse::perf::cublas::handle> blas;
   if (c_density > 0.5) {
     // C comes out nearly dense: the dense product is the other natural baseline.
-    blas = std::make_shared<nearsparse::perf::cublas::handle>(exec);
     Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::CudaSpace> da("A", c.n, c.n),
         db("B", c.n, c.n), dc("C", c.n, c.n);
     nearsparse::fill_random(exec, da, 1);
@@ -207,7 +203,7 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
     others.push_back({"dgemm",
                       [=] {
                         nearsparse::perf::cublas::gemm(
-                            *blas, nearsparse::perf::cublas::precision::fp64, 1.0, da, db, 0.0, dc);
+                            exec, nearsparse::perf::cublas::precision::fp64, 1.0, da, db, 0.0, dc);
                       },
                       0, 1});
   }

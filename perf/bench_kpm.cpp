@@ -53,11 +53,15 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
   nearsparse::kpm::detail::fill_start_vectors(exec, y, n, 2, 0, 0, Kokkos::View<int*, mem>(),
                                               false);
   const auto rows = nk::detail::rows_of(h);
-  const int period = nk::detail::stencil_period_of(rows);  // as kpm::moments finds it
+  // The kernel choice and stencil period as kpm::moments makes them.
+  const nk::detail::aug_settings settings = nk::detail::aug_period(exec, rows, {});
+  nk::detail::aug_settings portable = settings;
+  portable.implementation = nearsparse::implementation::portable;
+  portable.period = 0;
   auto ours = [&] {
     nk::detail::aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
                           nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta, 0,
-                          true, period);
+                          settings);
   };
   // The per-vector stages on single vectors (their time does not depend on the vector's values).
   block x1("x1", n, 1), y1("y1", n, 1), u1("u1", n, 1);
@@ -80,7 +84,7 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
                         nk::detail::aug_spmmv(
                             exec, "nearsparse::kpm::aug_spmv", rows, 0, n, y1, x1,
                             nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
-                            0, true, period);
+                            0, settings);
                       exec.fence();
                     },
                     slow_samples, 1, true});
@@ -90,24 +94,20 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
                         nk::detail::aug_spmmv(
                             exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
                             nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
-                            0, false);
+                            0, portable);
                         exec.fence();
                       },
                       0, 1, false});
 #ifdef KOKKOS_ENABLE_CUDA
-  std::unique_ptr<nearsparse::perf::cusparse::handle> sp;
-  std::unique_ptr<nearsparse::perf::cublas::handle> bl;
   std::unique_ptr<nearsparse::perf::vendor::kpm_step> vendor;
   block uu;
   Kokkos::View<c64*, mem> dots;
   if constexpr (std::is_same_v<Exec, Kokkos::Cuda>) {
     uu = block("u", n, R);
     dots = Kokkos::View<c64*, mem>("dots", 2 * R);
-    sp = std::make_unique<nearsparse::perf::cusparse::handle>(exec);
-    bl = std::make_unique<nearsparse::perf::cublas::handle>(exec);
     auto to_cu = [](c64* ptr) { return reinterpret_cast<cuDoubleComplex*>(ptr); };
     vendor = std::make_unique<nearsparse::perf::vendor::kpm_step>(
-        *sp, *bl, n, int(p.crs.nnz()), p.crs.graph.row_map.data(), p.crs.graph.entries.data(),
+        exec, n, int(p.crs.nnz()), p.crs.graph.row_map.data(), p.crs.graph.entries.data(),
         reinterpret_cast<const cuDoubleComplex*>(p.crs.values.data()), R, to_cu(y.data()),
         to_cu(x.data()), to_cu(uu.data()), to_cu(dots.data()));
     others.push_back({"cusparse",

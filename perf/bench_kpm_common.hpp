@@ -74,7 +74,7 @@ struct problem {
       ti.dot_potential = 0.1;
       ti.disorder = 0.5;
       p->crs = nk::make_topological_insulator(exec, ti);
-      p->sell = nk::make_sell(exec, p->crs, 32, 1);
+      p->sell = nk::make_sell(exec, p->crs, {32, 1});
       p->map = nk::scaling_for(nk::gershgorin_bounds(exec, p->crs), 0.01);
       p->bandwidth = measure_bandwidth(exec);
       Kokkos::push_finalize_hook([] { p.reset(); });

@@ -33,7 +33,8 @@
 
 namespace {
 
-using nearsparse::spamm_precision;
+using spamm_precision = nearsparse::spamm::precision;
+namespace spamm = nearsparse::spamm;
 using nearsparse::perf::pick;
 using nearsparse::perf::workload;
 
@@ -48,9 +49,9 @@ using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_spac
 template <class Exec, class View>
 void fill(const Exec& exec, decay d, const View& a) {
   if (d == decay::algebraic) {
-    nearsparse::fill_algebraic_decay(exec, a, 0.1, 0.1);
+    spamm::fill_algebraic_decay(exec, a, 0.1, 0.1);
   } else {
-    nearsparse::fill_exponential_decay(exec, a, 1.0, 0.99);
+    spamm::fill_exponential_decay(exec, a, 1.0, 0.99);
   }
 }
 
@@ -77,8 +78,7 @@ exact_cache<Exec>& exact_product(const Exec& exec, decay d, long n) {
   fill(exec, d, cache.a);
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-    nearsparse::perf::cublas::handle h(exec);
-    nearsparse::perf::cublas::gemm(h, nearsparse::perf::cublas::precision::fp64, 1.0, cache.a,
+    nearsparse::perf::cublas::gemm(exec, nearsparse::perf::cublas::precision::fp64, 1.0, cache.a,
                                    cache.a, 0.0, cache.c);
   } else
 #endif
@@ -99,8 +99,8 @@ struct case_spec {
 };
 
 // The options of a case (tile, precision, target valid ratio).
-nearsparse::spamm_options options_of(const case_spec& spec) {
-  nearsparse::spamm_options opt;
+spamm::options options_of(const case_spec& spec) {
+  spamm::options opt;
   opt.precision = spec.precision;
   opt.tile = spec.tile;
   opt.target_valid_ratio = spec.target;
@@ -119,7 +119,7 @@ matrix<Exec, In> decay_input(const Exec& exec, const case_spec& spec, long n) {
 template <class Exec, class Plan, class CView>
 void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan, const CView& c,
                     const matrix<Exec, double>& exact) {
-  const auto e = nearsparse::measure_spamm_error(exec, exact, c);
+  const auto e = spamm::measure_error(exec, exact, c);
   state.counters["valid_ratio"] = plan.valid_ratio();
   state.counters["tau"] = plan.tau();
   state.counters["rel_error"] = e.relative();
@@ -128,10 +128,9 @@ void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan,
 // A product that builds its plan too (tau given): the cost without reuse, as a loop of such
 // calls sees it (one untimed call first, then the median of five).
 template <class Exec, class InView, class CView>
-double time_full(const Exec& exec, const InView& a, const CView& c,
-                 const nearsparse::spamm_options& opt) {
+double time_full(const Exec& exec, const InView& a, const CView& c, const spamm::options& opt) {
   auto run = [&] {
-    nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
+    spamm::plan<Exec> plan(exec, a, a, opt);
     plan.multiply(exec, 1, 0, c);
   };
   nearsparse::perf::time_call(exec, run);
@@ -147,8 +146,8 @@ void bench_host(benchmark::State& state, case_spec spec) {
   auto& ex = exact_product(exec, spec.d, n);
   const auto a = decay_input<Exec, In>(exec, spec, n);
   matrix<Exec, Out> c("C", n, n), dense("C_dense", n, n);
-  nearsparse::spamm_options opt = options_of(spec);
-  nearsparse::spamm_plan<Exec> plan(exec, a, a, opt);
+  spamm::options opt = options_of(spec);
+  spamm::plan<Exec> plan(exec, a, a, opt);
   const double flops = 2.0 * n * n * double(n);
   nearsparse::perf::compare(
       state, exec, [&] { plan.multiply(exec, 1, 0, c); }, "KokkosBlas::gemm",
@@ -170,29 +169,27 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   auto& ex = exact_product(exec, spec.d, n);
   const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
   matrix<Kokkos::Cuda, Out> c("C", n, n), dense("C_dense", n, n);
-  nearsparse::spamm_options opt = options_of(spec);
-  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
-  cublas::handle h(exec);
+  spamm::options opt = options_of(spec);
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
   const cublas::precision vp = vendor_precision(spec.precision);
   matrix<Kokkos::Cuda, std::uint16_t> a16;
-  const bool sixteen =
-      spec.precision == spamm_precision::fp16 || spec.precision == spamm_precision::bf16;
+  const bool sixteen = cublas::is_16bit(spec.precision);
   if (sixteen) a16 = to_16bit(exec, spec.precision, a);
   auto baseline = [&] {
     if (sixteen) {
-      cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
+      cublas::gemm(exec, vp, 1.0, a16, a16, 0.0, dense);
     } else {
-      cublas::gemm(h, vp, 1.0, a, a, 0.0, dense);
+      cublas::gemm(exec, vp, 1.0, a, a, 0.0, dense);
     }
   };
   const double flops = 2.0 * n * n * double(n);
-  const int bytes_in = nearsparse::detail::spamm::storage_bytes(spec.precision);
+  const int bytes_in = spamm::detail::storage_bytes(spec.precision);
   nearsparse::perf::compare(
       state, exec, [&] { plan.multiply(exec, 1, 0, c); },
-      std::string("cuBLAS ") + nearsparse::to_string(spec.precision), baseline,
+      std::string("cuBLAS ") + spamm::to_string(spec.precision), baseline,
       workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))});
   spamm_counters(state, exec, plan, c, ex.c);
-  nearsparse::spamm_options fixed = opt;
+  spamm::options fixed = opt;
   fixed.target_valid_ratio = 0;
   fixed.tau = plan.tau();
   const double t_full = time_full(exec, a, c, fixed);
@@ -200,26 +197,33 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   state.counters["speedup_full"] = state.counters["baseline_t"] / t_full;
 }
 
-// The automatic CUDA kernel against another kernel on the same GPU: the portable kernels, or
-// the mma.sync kernels where the Hopper wgmma kernel runs.
+// The automatic CUDA kernel against another kernel on the same GPU: the portable kernels
+// (implementation::portable), or the mma.sync kernels where the Hopper wgmma kernel runs
+// (wgmma = false).
+enum class other_kernel { portable, mma_sync };
+
 template <class In, class Out>
-void bench_cuda_vs(benchmark::State& state, case_spec spec, nearsparse::spamm_kernel other) {
+void bench_cuda_vs(benchmark::State& state, case_spec spec, other_kernel other) {
   const Kokkos::Cuda exec;
   const long n = state.range(0);
   const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
   matrix<Kokkos::Cuda, Out> c("C", n, n), cp("C_portable", n, n);
-  nearsparse::spamm_options opt = options_of(spec);
-  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
-  opt.kernel = other;
+  spamm::options opt = options_of(spec);
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  if (other == other_kernel::portable) {
+    opt.implementation = nearsparse::implementation::portable;
+  } else {
+    opt.wgmma = false;
+  }
   opt.target_valid_ratio = 0;
   opt.tau = plan.tau();
-  nearsparse::spamm_plan<Kokkos::Cuda> portable(exec, a, a, opt);
+  spamm::plan<Kokkos::Cuda> portable(exec, a, a, opt);
   nearsparse::perf::compare(
       state, exec, [&] { plan.multiply(exec, 1, 0, c); },
-      other == nearsparse::spamm_kernel::portable ? "portable kernel" : "mma.sync kernel",
+      other == other_kernel::portable ? "portable kernel" : "mma.sync kernel",
       [&] { portable.multiply(exec, 1, 0, cp); },
       workload{2.0 * n * n * double(n) * plan.valid_ratio(), 0}, 1);
-  const auto e = nearsparse::measure_spamm_error(exec, cp, c);
+  const auto e = spamm::measure_error(exec, cp, c);
   state.counters["valid_ratio"] = plan.valid_ratio();
   state.counters["kernels_differ"] = e.relative();
 }
@@ -251,8 +255,8 @@ double read_twice(const Kokkos::Cuda& exec, const View& x) {
 // call, measured beside them in the same process: one fenced empty kernel (launch_floor: what a
 // reused plan's single launch cannot go below) and one fenced kernel that reads A and B once
 // (pass_floor: what a whole call, which must read both, cannot go below). Contenders: the whole
-// nearsparse::spamm call with its tau search (whole_search), a plan with tau given and its
-// product (whole_tau), the search alone on a built plan (search), cuBLAS of the same precision.
+// nearsparse::spamm::multiply call with its tau search (whole_search), a plan with tau given and
+// its product (whole_tau), the search alone on a built plan (search), cuBLAS of the same precision.
 // Counters of_launch_floor = t / t_launch_floor, of_pass_floor = t_whole_search / t_pass_floor.
 template <class In, class Out>
 void bench_cuda_small(benchmark::State& state, case_spec spec) {
@@ -261,43 +265,41 @@ void bench_cuda_small(benchmark::State& state, case_spec spec) {
   const long n = state.range(0);
   const auto a = decay_input<Kokkos::Cuda, In>(exec, spec, n);
   matrix<Kokkos::Cuda, Out> c("C", n, n), dense("C_dense", n, n);
-  nearsparse::spamm_options opt = options_of(spec);
-  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
-  nearsparse::spamm_options fixed = opt;
+  spamm::options opt = options_of(spec);
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  spamm::options fixed = opt;
   fixed.target_valid_ratio = 0;
   fixed.tau = plan.tau();
-  cublas::handle h(exec);
   const cublas::precision vp = vendor_precision(spec.precision);
   matrix<Kokkos::Cuda, std::uint16_t> a16;
-  const bool sixteen =
-      spec.precision == spamm_precision::fp16 || spec.precision == spamm_precision::bf16;
+  const bool sixteen = cublas::is_16bit(spec.precision);
   if (sixteen) a16 = to_16bit(exec, spec.precision, a);
   std::vector<contender> others;
   others.push_back(
-      {"whole_search", [=] { nearsparse::spamm(exec, 1, a, a, 0, c, opt); }, 0, 1, false});
+      {"whole_search", [=] { spamm::multiply(exec, 1, a, a, 0, c, opt); }, 0, 1, false});
   others.push_back({"whole_tau",
                     [=] {
-                      nearsparse::spamm_plan<Kokkos::Cuda> p(exec, a, a, fixed);
+                      spamm::plan<Kokkos::Cuda> p(exec, a, a, fixed);
                       p.multiply(exec, 1, 0, c);
                     },
                     0, 1, false});
-  auto searched = std::make_shared<nearsparse::spamm_plan<Kokkos::Cuda>>(exec, a, a, opt);
+  auto searched = std::make_shared<spamm::plan<Kokkos::Cuda>>(exec, a, a, opt);
   others.push_back(
       {"search", [=] { searched->search_tau(exec, spec.target, opt.search); }, 0, 1, false});
   others.push_back({"launch_floor", [=] { empty_kernel(exec); }, 0, 1, false});
   others.push_back(
       {"pass_floor", [=] { benchmark::DoNotOptimize(read_twice(exec, a)); }, 0, 1, false});
-  others.push_back({std::string("cublas_") + nearsparse::to_string(spec.precision),
-                    [=, &h] {
+  others.push_back({std::string("cublas_") + spamm::to_string(spec.precision),
+                    [=] {
                       if (sixteen) {
-                        cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
+                        cublas::gemm(exec, vp, 1.0, a16, a16, 0.0, dense);
                       } else {
-                        cublas::gemm(h, vp, 1.0, a, a, 0.0, dense);
+                        cublas::gemm(exec, vp, 1.0, a, a, 0.0, dense);
                       }
                     },
                     0, 1});
   const double flops = 2.0 * n * n * double(n);
-  const int bytes_in = nearsparse::detail::spamm::storage_bytes(spec.precision);
+  const int bytes_in = spamm::detail::storage_bytes(spec.precision);
   nearsparse::perf::compare_many(
       state, exec, [&] { plan.multiply(exec, 1, 0, c); }, others,
       workload{flops * plan.valid_ratio(), double(n) * n * (2.0 * bytes_in + sizeof(Out))}, 2,
@@ -310,21 +312,21 @@ void bench_cuda_small(benchmark::State& state, case_spec spec) {
 }
 
 // The tau search in one launch (search_tau_in_one_team) against a launch and a wait per count,
-// on the same plan: where spamm_search_launch::automatic should switch. Counters: evaluations
+// on the same plan: where spamm::search_launch::automatic should switch. Counters: evaluations
 // (counts made), products (MT * NT * KT).
 void bench_search(benchmark::State& state, double target) {
   const Kokkos::Cuda exec;
   const long n = state.range(0);
   matrix<Kokkos::Cuda, float> a("A", n, n);
   fill(exec, decay::algebraic, a);
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.precision = spamm_precision::fp16;
   opt.tile = 64;
-  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
   auto one = opt.search, per = opt.search;
-  one.launch = nearsparse::spamm_search_launch::one_launch;
-  per.launch = nearsparse::spamm_search_launch::launch_per_count;
-  nearsparse::spamm_search_result found;
+  one.launch = spamm::search_launch::one_launch;
+  per.launch = spamm::search_launch::launch_per_count;
+  spamm::search_report found;
   nearsparse::perf::compare(
       state, exec, [&] { found = plan.search_tau(exec, target, one); }, "launch per count",
       [&] { plan.search_tau(exec, target, per); }, workload{}, 1);
@@ -334,25 +336,30 @@ void bench_search(benchmark::State& state, double target) {
   state.counters["automatic_one_launch"] = plan.searches_in_one_launch(opt.search) ? 1 : 0;
 }
 
-// The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16)
-// against the portable team reduction.
+// The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16,
+// implementation::specialized) against the portable team reduction (implementation::portable).
 void bench_norms(benchmark::State& state, spamm_precision p) {
-  namespace d = nearsparse::detail::spamm;
+  namespace d = spamm::detail;
+  constexpr const char* fn = "nearsparse::perf::bench_norms";
   const Kokkos::Cuda exec;
   const long n = state.range(0);
   matrix<Kokkos::Cuda, float> a("A", n, n);
   fill(exec, decay::algebraic, a);
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.precision = p;
   opt.tile = 64;
-  nearsparse::spamm_plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
   const auto pr = plan.problem();
   d::norm_map<Kokkos::CudaSpace> ours("ours", pr.geo.mt, pr.geo.kt),
       base("base", pr.geo.mt, pr.geo.kt);
+  spamm::options specialized = opt, portable = opt;
+  specialized.implementation = nearsparse::implementation::specialized;
+  portable.implementation = nearsparse::implementation::portable;
   nearsparse::perf::compare(
-      state, exec, [&] { d::compute_norms(exec, p, pr.a, pr.geo, d::operand::a, ours); },
+      state, exec,
+      [&] { d::compute_norms(exec, fn, specialized, pr.a, pr.geo, d::operand::a, ours); },
       "portable get-norm",
-      [&] { d::compute_norms_portable(exec, p, pr.a, pr.geo, d::operand::a, base); },
+      [&] { d::compute_norms(exec, fn, portable, pr.a, pr.geo, d::operand::a, base); },
       workload{2.0 * n * n, double(n) * n * d::storage_bytes(p)});
   auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
   auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), base);
@@ -373,8 +380,8 @@ void add(const std::string& name, F fn, const std::vector<long>& sizes, int iter
 std::string label(const char* space, const case_spec& s) {
   char v[16];
   std::snprintf(v, sizeof v, "%.2f", s.target);
-  return std::string("spamm/") + space + "/" + name_of(s.d) + "/" +
-         nearsparse::to_string(s.precision) + "/tile" + std::to_string(s.tile) + "/v" + v;
+  return std::string("spamm/") + space + "/" + name_of(s.d) + "/" + spamm::to_string(s.precision) +
+         "/tile" + std::to_string(s.tile) + "/v" + v;
 }
 
 template <class Exec>
@@ -429,7 +436,7 @@ void register_cuda() {
       char ratio[16];
       std::snprintf(ratio, sizeof ratio, "%.2f", v);
       const std::string name =
-          "spamm_small/cuda/" + std::string(nearsparse::to_string(p)) + "/v" + ratio;
+          "spamm_small/cuda/" + std::string(spamm::to_string(p)) + "/v" + ratio;
       const auto sizes = pick<std::vector<long>>({1024, 2048, 3000}, {300});
       if (p == spamm_precision::fp64) {
         add(
@@ -460,20 +467,18 @@ void register_cuda() {
   }
   for (auto p : {spamm_precision::fp64, spamm_precision::fp32, spamm_precision::fp16}) {
     case_spec s{decay::algebraic, p, 0.1, 64};
-    const std::string name = "spamm_kernel/cuda/" + std::string(nearsparse::to_string(p));
+    const std::string name = "spamm_kernel/cuda/" + std::string(spamm::to_string(p));
     if (p == spamm_precision::fp64) {
       add(
           name,
           [s](benchmark::State& st) {
-            bench_cuda_vs<double, double>(st, s, nearsparse::spamm_kernel::portable);
+            bench_cuda_vs<double, double>(st, s, other_kernel::portable);
           },
           pick<std::vector<long>>({2048}, {300}), 3);
     } else {
       add(
           name,
-          [s](benchmark::State& st) {
-            bench_cuda_vs<float, float>(st, s, nearsparse::spamm_kernel::portable);
-          },
+          [s](benchmark::State& st) { bench_cuda_vs<float, float>(st, s, other_kernel::portable); },
           pick<std::vector<long>>({2048}, {300}), 3);
     }
   }
@@ -484,16 +489,14 @@ void register_cuda() {
       char ratio[16];
       std::snprintf(ratio, sizeof ratio, "%.2f", v);
       add(
-          "spamm_kernel/wgmma/" + std::string(nearsparse::to_string(p)) + "/v" + ratio,
-          [s](benchmark::State& st) {
-            bench_cuda_vs<float, float>(st, s, nearsparse::spamm_kernel::mma_sync);
-          },
+          "spamm_kernel/wgmma/" + std::string(spamm::to_string(p)) + "/v" + ratio,
+          [s](benchmark::State& st) { bench_cuda_vs<float, float>(st, s, other_kernel::mma_sync); },
           pick<std::vector<long>>({8192}, {300}), 3);
     }
   }
   for (auto p : {spamm_precision::fp16, spamm_precision::fp32, spamm_precision::fp64}) {
     add(
-        std::string("spamm_norms/cuda/") + nearsparse::to_string(p),
+        std::string("spamm_norms/cuda/") + spamm::to_string(p),
         [p](benchmark::State& st) { bench_norms(st, p); }, pick<std::vector<long>>({8192}, {300}),
         10);
   }

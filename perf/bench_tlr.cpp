@@ -76,37 +76,32 @@ tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, st
 template <class Exec>
 struct batched_dense {
   Kokkos::View<double***, Kokkos::LayoutLeft, typename Exec::memory_space> a, b, c;
-#ifdef KOKKOS_ENABLE_CUDA
-  std::unique_ptr<nearsparse::perf::cublas::handle> h;
-#endif
   batched_dense(const Exec& exec, int nb, int batch)
       : a("bench::a", nb, nb, batch), b("bench::b", nb, nb, batch), c("bench::c", nb, nb, batch) {
     nearsparse::fill_random(
         exec, Kokkos::View<double*, typename Exec::memory_space>(a.data(), a.size()), 1);
     nearsparse::fill_random(
         exec, Kokkos::View<double*, typename Exec::memory_space>(b.data(), b.size()), 2);
-#ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
-      h = std::make_unique<nearsparse::perf::cublas::handle>(exec);
-#endif
   }
   void run(const Exec& exec) {
     const int nb = static_cast<int>(a.extent(0)), batch = static_cast<int>(a.extent(2));
+    // The host loop sits in the else branch, so the CUDA instantiation has no unreachable code.
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
       const long long s = static_cast<long long>(nb) * nb;
-      nearsparse::perf::cublas::dgemm_strided_batched(*h, nb, nb, nb, 1.0, a.data(), s, b.data(), s,
-                                                      1.0, c.data(), s, batch);
-      return;
-    }
+      nearsparse::perf::cublas::dgemm_strided_batched(exec, nb, nb, nb, 1.0, a.data(), s, b.data(),
+                                                      s, 1.0, c.data(), s, batch);
+    } else
 #endif
-    for (int t = 0; t < batch; ++t) {
-      auto at = Kokkos::subview(a, Kokkos::ALL, Kokkos::ALL, t);
-      auto bt = Kokkos::subview(b, Kokkos::ALL, Kokkos::ALL, t);
-      auto ct = Kokkos::subview(c, Kokkos::ALL, Kokkos::ALL, t);
-      KokkosBlas::gemm("N", "N", 1.0, at, bt, 1.0, ct);
+    {
+      for (int t = 0; t < batch; ++t) {
+        auto at = Kokkos::subview(a, Kokkos::ALL, Kokkos::ALL, t);
+        auto bt = Kokkos::subview(b, Kokkos::ALL, Kokkos::ALL, t);
+        auto ct = Kokkos::subview(c, Kokkos::ALL, Kokkos::ALL, t);
+        KokkosBlas::gemm("N", "N", 1.0, at, bt, 1.0, ct);
+      }
+      (void)exec;
     }
-    (void)exec;
   }
 };
 
@@ -141,7 +136,7 @@ void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
   if (!lowrank_c) {
     dense_of<Exec> c("bench::c", std::size_t(batch) * nb, nb);
     nt::gemm_options portable;
-    portable.kernel = nt::kernel_choice::portable;
+    portable.implementation = nearsparse::implementation::portable;
     if (!host)
       others.push_back({"portable",
                         [&] {
@@ -184,9 +179,12 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
       original.data(), original.size());
   nearsparse::fill_random(exec, flat, 21, -1.0, 1.0);
   nt::batched_svd_options portable, ours;
-  portable.kernel = nt::kernel_choice::portable;
-  const bool vendor = nt::detail::vendor_path_exists<Exec>();
-  ours.kernel = vendor ? nt::kernel_choice::vendor : nt::kernel_choice::automatic;
+  portable.implementation = nearsparse::implementation::portable;
+  // cuSOLVER is there on Kokkos::Cuda with device memory: take it for every shape (specialized).
+  const bool vendor =
+      std::string(Exec::name()) == "Cuda" && std::string(Exec::memory_space::name()) == "Cuda";
+  ours.implementation =
+      vendor ? nearsparse::implementation::specialized : nearsparse::implementation::automatic;
   std::string path;
   std::vector<contender> others;
   others.push_back({"portable",
@@ -206,7 +204,7 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
       },
       others, work);
   state.counters["vendor"] = path == "portable" ? 0 : 1;
-  state.counters["automatic_is_vendor"] = vendor && nt::detail::vendor_svd_pays(m, n) ? 1 : 0;
+  state.counters["automatic_is_vendor"] = vendor && nt::detail::cusolver_svd_pays(m, n) ? 1 : 0;
   state.counters["batch"] = batch;
   state.SetLabel(path);
 }
@@ -214,25 +212,18 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
 /// One dense product for the driver benchmarks: cuBLAS DGEMM, or KokkosBlas::gemm on the host.
 template <class Exec>
 struct dense_gemm {
-#ifdef KOKKOS_ENABLE_CUDA
-  std::unique_ptr<nearsparse::perf::cublas::handle> h;
-#endif
-  explicit dense_gemm(const Exec& exec) {
-#ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
-      h = std::make_unique<nearsparse::perf::cublas::handle>(exec);
-#endif
-    (void)exec;
-  }
+  Exec exec;
+  explicit dense_gemm(const Exec& e) : exec(e) {}
   void run(const dense_of<Exec>& a, const dense_of<Exec>& b, const dense_of<Exec>& c) {
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
-      nearsparse::perf::cublas::gemm(*h, nearsparse::perf::cublas::precision::fp64, 1.0, a, b, 0.0,
-                                     c);
-      return;
-    }
+      nearsparse::perf::cublas::gemm(exec, nearsparse::perf::cublas::precision::fp64, 1.0, a, b,
+                                     0.0, c);
+    } else
 #endif
-    KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, c);
+    {
+      KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, c);
+    }
   }
 };
 

@@ -21,7 +21,7 @@ HEADER = """#pragma once
 
 #include <cstdint>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 struct wgmma_f16 {};
 struct wgmma_bf16 {};
@@ -60,7 +60,7 @@ def main():
     for t in TYPES:
         for n in WIDTHS:
             lines += shape(*t, n)
-    lines += ["", "}  // namespace nearsparse::detail::spamm", "// clang-format on", ""]
+    lines += ["", "}  // namespace nearsparse::spamm::detail", "// clang-format on", ""]
     target = pathlib.Path(__file__).resolve().parent.parent / "src/spamm/wgmma_instructions.hpp"
     target.write_text("\n".join(lines))
 

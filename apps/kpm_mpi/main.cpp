@@ -3,10 +3,11 @@
 // exchanges the rows at its boundaries every step; rank 0 prints the result and writes the CSV.
 //
 //   mpiexec -n 4 nearsparse-kpm-mpi --nx 100 --ny 100 --nz 40 --moments 1000 --vectors 32
-#include "../nearsparse/arguments.hpp"
-#include "../nearsparse/mpi_program.hpp"
+#include "arguments.hpp"
+#include "mpi_program.hpp"
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/kpm.hpp>
 #include <nearsparse/kpm/distributed.hpp>
 
@@ -30,6 +31,7 @@ const char* const usage =
     "  --seed S             start vectors and disorder (default 1)\n"
     "  --weight W           this process's share of the rows, relative (default 1)\n"
     "  --transport T        automatic, host_staging or nccl: how GPU halos travel\n"
+    "  --kernel K           automatic (default), portable or specialized (the CUDA kernel)\n"
     "  --csv FILE           density of states (default kpm_dos_mpi.csv; '' for none)\n"
     "  --help               this text\n";
 
@@ -65,14 +67,19 @@ int run(int argc, char* argv[], int rank, int size) {
   o.num_vectors = int(args.integer("vectors", 16, 1, 1 << 16));
   o.seed = std::uint64_t(args.integer("seed", 1, 0, 1LL << 62));
   ti.seed = o.seed;
-  const double weight = args.number("weight", 1.0, 0, 1e9);
-  const auto transport = nearsparse::parse_gpu_transport(args.text("transport", "automatic"));
+  o.implementation = nearsparse::parse_implementation(args.text("kernel", "automatic"),
+                                                      "nearsparse-kpm-mpi", "--kernel");
+  nk::distributed_rows_options share;
+  share.weight = args.number("weight", 1.0, 0, 1e9);
+  share.granule = 4;
+  nk::distributed_options run_options;
+  run_options.transport = nearsparse::parse_gpu_transport(args.text("transport", "automatic"));
   const std::string csv = args.text("csv", "kpm_dos_mpi.csv");
   args.finish();
   nk::validate(ti);
 
   const Kokkos::DefaultExecutionSpace exec;
-  const auto [begin, end] = nk::distributed_rows(MPI_COMM_WORLD, ti.rows(), weight, 4);
+  const auto [begin, end] = nk::distributed_rows(MPI_COMM_WORLD, ti.rows(), share);
   const auto rows = nk::assemble_rows(ti, begin, end);
   const auto bounds = nk::distributed_gershgorin_bounds(MPI_COMM_WORLD, rows, begin);
   const double lo = bounds.lower, hi = bounds.upper;
@@ -83,7 +90,7 @@ int run(int argc, char* argv[], int rank, int size) {
         "spectrum inside [%.4f, %.4f]\n",
         size, Kokkos::DefaultExecutionSpace::name(), ti.nx, ti.ny, ti.nz, (long long)ti.rows(), lo,
         hi);
-  const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o, transport);
+  const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, begin, s, o, run_options);
   for (int p = 0; p < size; ++p) {
     if (p == rank)
       std::printf(

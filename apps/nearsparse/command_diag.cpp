@@ -6,6 +6,7 @@
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/diagonal.hpp>
 
 #include <KokkosKernels_Handle.hpp>
@@ -33,7 +34,7 @@ struct diag_settings {
   int n_structured;
   int dg_a, dg_b;
   nd::op op_a, op_b;
-  nd::hm_algorithm algorithm;
+  nd::product_options options;  // the implementation and the HM algorithm
   std::uint64_t seed;
   int sample_rows;
 };
@@ -109,6 +110,16 @@ double time_kk_spgemm(const Exec& exec, const nd::hm_matrix<Scalar, typename Exe
   });
 }
 
+/// "2.5x faster" or "1.4x slower": how `ours` compares with `theirs` (seconds each).
+std::string speed_ratio(double theirs, double ours) {
+  char text[64];
+  if (theirs >= ours)
+    std::snprintf(text, sizeof text, "%.1fx faster", theirs / ours);
+  else
+    std::snprintf(text, sizeof text, "%.1fx slower", ours / theirs);
+  return text;
+}
+
 template <class Exec>
 bool report_check(const char* what, double worst) {
   const bool ok = worst <= 1.0;
@@ -129,28 +140,29 @@ int run_on(const Exec& exec, const diag_settings& s) {
     const int n = s.n_banded, w = s.half_band;
     std::printf(
         "diag on %s: banded product, n = %d, half-band %d (%d diagonals each), fp64, "
-        "op(A) %s, op(B) %s\n",
+        "op(A) %s, op(B) %s, %s implementation\n",
         Exec::name(), n, w, std::min(2 * w + 1, 2 * n - 1), nd::to_string(s.op_a),
-        nd::to_string(s.op_b));
+        nd::to_string(s.op_b), nearsparse::to_string(s.options.implementation));
     const auto a = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed);
     const auto b = nd::random_hm<scalar>(exec, n, n, nd::banded_offsets(n, n, w, w), s.seed + 1);
     const auto ca = nd::cdm_from_hm(exec, a), cb = nd::cdm_from_hm(exec, b);
     nd::cdm_matrix<scalar, mem> cc;
     const double t_whole =
-        median_seconds(exec, [&] { cc = nd::multiply(exec, ca, cb, s.op_a, s.op_b); });
+        median_seconds(exec, [&] { cc = nd::multiply(exec, ca, cb, s.op_a, s.op_b, s.options); });
     const nd::cdm_product_plan<scalar, mem> plan(exec, ca, cb, s.op_a, s.op_b);
     auto c2 = plan.make_c(exec);
     const double t_kernel =
-        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, ca, cb, 0.0, c2); });
-    const double t_hm = median_seconds(exec, [&] { nd::multiply(exec, a, b, s.op_a, s.op_b); });
+        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, ca, cb, 0.0, c2, s.options); });
+    const double t_hm =
+        median_seconds(exec, [&] { nd::multiply(exec, a, b, s.op_a, s.op_b, s.options); });
     std::printf(
         "  C: %d compact diagonals of %d; CDM product %.3f ms (whole call), %.3f ms "
         "(plan reused); HM product %.3f ms\n",
         cc.diagonal_count(), n, 1e3 * t_whole, 1e3 * t_kernel, 1e3 * t_hm);
     if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
       const double t_kk = time_kk_spgemm(exec, a, b);
-      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: CDM is %.1fx faster\n", 1e3 * t_kk,
-                  t_kk / t_whole);
+      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: CDM is %s\n", 1e3 * t_kk,
+                  speed_ratio(t_kk, t_whole).c_str());
     }
     ok &= report_check<Exec>(
         "banded", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
@@ -162,19 +174,20 @@ int run_on(const Exec& exec, const diag_settings& s) {
     const int n = s.n_structured;
     std::printf(
         "diag on %s: structured-sparse product, n = %d, %d x %d random diagonals, fp64, "
-        "%s kernel\n",
-        Exec::name(), n, s.dg_a, s.dg_b, nd::to_string(s.algorithm));
+        "%s algorithm, %s implementation\n",
+        Exec::name(), n, s.dg_a, s.dg_b, nd::to_string(s.options.algorithm),
+        nearsparse::to_string(s.options.implementation));
     const auto a =
         nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_a, s.seed), s.seed + 2);
     const auto b =
         nd::random_hm<scalar>(exec, n, n, nd::random_offsets(n, n, s.dg_b, s.seed + 1), s.seed + 3);
     nd::hm_matrix<scalar, mem> c;
     const double t_whole =
-        median_seconds(exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.algorithm); });
+        median_seconds(exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.options); });
     const nd::hm_product_plan<scalar, mem> plan(exec, a, b, s.op_a, s.op_b);
     auto c2 = plan.make_c(exec);
     const double t_kernel =
-        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c2, s.algorithm); });
+        median_seconds(exec, [&] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c2, s.options); });
     std::printf(
         "  A: %lld stored, B: %lld stored; C: %d diagonals, %lld stored (%.1f %% of "
         "dense), %lld diagonal pairs\n",
@@ -185,19 +198,13 @@ int run_on(const Exec& exec, const diag_settings& s) {
                 1e3 * t_whole, 1e3 * t_kernel, plan.flops() / t_kernel * 1e-9);
     if (s.op_a == nd::op::none && s.op_b == nd::op::none) {
       const double t_kk = time_kk_spgemm(exec, a, b);
-      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: HM is %.1fx faster\n", 1e3 * t_kk,
-                  t_kk / t_whole);
+      std::printf("  Kokkos Kernels spgemm (CSR) %.3f ms: HM is %s\n", 1e3 * t_kk,
+                  speed_ratio(t_kk, t_whole).c_str());
     }
     ok &= report_check<Exec>("structured", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
                                                          host_hm(c), s.sample_rows, roundoff, n));
   }
   return ok ? 0 : 1;
-}
-
-nd::op parse_op(const std::string& text, const char* option) {
-  require(text == "none" || text == "transpose", "nearsparse diag", option,
-          "is '" + text + "'; expected none or transpose");
-  return text == "none" ? nd::op::none : nd::op::transpose;
 }
 
 }  // namespace
@@ -209,16 +216,17 @@ int run_diag(arguments& args) {
   s.n_structured = int(args.integer("structured-n", 4000, 1, 1 << 20));
   s.dg_a = int(args.integer("dg-a", 29, 0, 1 << 21));
   s.dg_b = int(args.integer("dg-b", 35, 0, 1 << 21));
-  s.op_a = parse_op(args.text("op-a", "none"), "--op-a");
-  s.op_b = parse_op(args.text("op-b", "none"), "--op-b");
-  const std::string kernel = args.text("kernel", "output_stationary");
+  s.op_a = nd::parse_op(args.text("op-a", "none"), "nearsparse diag", "--op-a");
+  s.op_b = nd::parse_op(args.text("op-b", "none"), "nearsparse diag", "--op-b");
+  const std::string algorithm = args.text("algorithm", "output_stationary");
+  const std::string kernel = args.text("kernel", "automatic");
   s.seed = std::uint64_t(args.integer("seed", 2024, 0, 1LL << 62));
   s.sample_rows = int(args.integer("check-rows", 64, 1, 1 << 20));
   const std::string backend = args.text("backend", "");
   args.finish();
-  require(kernel == "output_stationary" || kernel == "atomic", "nearsparse diag", "--kernel",
-          "is '" + kernel + "'; expected output_stationary or atomic");
-  s.algorithm = kernel == "atomic" ? nd::hm_algorithm::atomic : nd::hm_algorithm::output_stationary;
+  s.options.algorithm = nd::parse_hm_algorithm(algorithm, "nearsparse diag", "--algorithm");
+  s.options.implementation =
+      nearsparse::parse_implementation(kernel, "nearsparse diag", "--kernel");
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
 }
 

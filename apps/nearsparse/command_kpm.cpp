@@ -5,7 +5,9 @@
 #include "commands.hpp"
 #include "svg_chart.hpp"
 
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/kpm.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -21,12 +23,22 @@ namespace {
 
 namespace nk = nearsparse::kpm;
 
+constexpr const char* command_name = "nearsparse kpm";
+
+enum class matrix_format { crs, sell };
+constexpr nearsparse::detail::enum_name<matrix_format> format_names[] = {
+    {matrix_format::crs, "crs"}, {matrix_format::sell, "sell"}};
+
+enum class bounds_method { lanczos, gershgorin };
+constexpr nearsparse::detail::enum_name<bounds_method> bounds_names[] = {
+    {bounds_method::lanczos, "lanczos"}, {bounds_method::gershgorin, "gershgorin"}};
+
 struct kpm_settings {
   nk::topological_insulator ti;
   nk::moments_options moments;
-  std::string format = "crs";
-  int chunk = 32, sigma = 1;
-  std::string bounds = "lanczos";
+  matrix_format format = matrix_format::crs;
+  nk::sell_options sell;
+  bounds_method bounds = bounds_method::lanczos;
   double margin = 0.01;
   nk::dos_options dos;
   std::string csv = "kpm_dos.csv", plot = "kpm_dos.svg";
@@ -47,7 +59,7 @@ std::function<void(int, int)> progress_printer() {
   };
 }
 
-int report(const kpm_settings& s, const nk::moments_result& m, const char* where) {
+int report(const kpm_settings& s, const nk::chebyshev_moments& m, const char* where) {
   const auto cost = nk::step_cost_of(m.method, m.rows, m.nonzeros, m.num_vectors);
   const double flops = cost.flops * m.steps, bytes_per_step = cost.min_bytes;
   const double t_step = m.seconds / m.steps;
@@ -62,7 +74,7 @@ int report(const kpm_settings& s, const nk::moments_result& m, const char* where
   const double integral = dos.integral();
   const bool ok = std::abs(integral - double(m.rows)) <= 1e-6 * double(m.rows) + 1e-9;
   std::printf("  density of states: %zu points, %s kernel, integral %.6f for N = %lld: %s\n",
-              dos.energies.size(), nk::to_string(s.dos.kernel), integral, (long long)m.rows,
+              dos.energies.size(), nk::to_string(s.dos.damping), integral, (long long)m.rows,
               ok ? "OK" : "FAILED");
   if (!s.csv.empty()) {
     nk::write_csv(dos, s.csv);
@@ -72,7 +84,7 @@ int report(const kpm_settings& s, const nk::moments_result& m, const char* where
     chart_panel panel;
     panel.y_label = "states per unit energy";
     panel.series.push_back(
-        {"KPM " + std::string(nk::to_string(s.dos.kernel)), dos.energies, dos.density});
+        {"KPM " + std::string(nk::to_string(s.dos.damping)), dos.energies, dos.density});
     write_svg_chart(s.plot,
                     "Density of states, topological insulator " + std::to_string(s.ti.nx) + " x " +
                         std::to_string(s.ti.ny) + " x " + std::to_string(s.ti.nz) + ", M = " +
@@ -84,8 +96,9 @@ int report(const kpm_settings& s, const nk::moments_result& m, const char* where
 }
 
 template <class Exec, class Matrix>
-nk::spectral_interval bounds_of(const Exec& exec, const Matrix& h, const std::string& kind) {
-  return kind == "gershgorin" ? nk::gershgorin_bounds(exec, h) : nk::lanczos_bounds(exec, h);
+nk::spectral_interval bounds_of(const Exec& exec, const Matrix& h, bounds_method kind) {
+  return kind == bounds_method::gershgorin ? nk::gershgorin_bounds(exec, h)
+                                           : nk::lanczos_bounds(exec, h);
 }
 
 template <class Exec>
@@ -97,8 +110,9 @@ int run_on(const Exec& exec, kpm_settings s) {
               double(h.nnz()) / double(std::max<std::int64_t>(1, s.ti.rows())));
   const auto interval = bounds_of(exec, h, s.bounds);
   const auto map = nk::scaling_for(interval, s.margin);
-  std::printf("  spectrum (%s): [%.6f, %.6f]; scaling a = %.6f, b = %.6f\n", s.bounds.c_str(),
-              interval.lower, interval.upper, map.a, map.b);
+  std::printf("  spectrum (%s): [%.6f, %.6f]; scaling a = %.6f, b = %.6f\n",
+              nearsparse::detail::enum_to_string(bounds_names, s.bounds), interval.lower,
+              interval.upper, map.a, map.b);
   s.moments.progress = progress_printer();
   if (s.split) {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KOKKOS_ENABLE_OPENMP)
@@ -120,10 +134,10 @@ int run_on(const Exec& exec, kpm_settings s) {
         std::string(Kokkos::DefaultExecutionSpace::name()) + " as its default space");
 #endif
   }
-  if (s.format == "sell") {
-    const auto sell = nk::make_sell(exec, h, s.chunk, s.sigma);
-    std::printf("  SELL-%d-%d: %.1f %% of the stored entries are nonzeros\n", s.chunk, s.sigma,
-                100 * sell.fill_efficiency());
+  if (s.format == matrix_format::sell) {
+    const auto sell = nk::make_sell(exec, h, s.sell);
+    std::printf("  SELL-%d-%d: %.1f %% of the stored entries are nonzeros\n", s.sell.chunk_height,
+                s.sell.sigma, 100 * sell.fill_efficiency());
     return report(s, nk::moments(exec, sell, map, s.moments), Exec::name());
   }
   return report(s, nk::moments(exec, h, map, s.moments), Exec::name());
@@ -145,14 +159,19 @@ int run_kpm(arguments& args) {
   s.moments.num_moments = int(args.integer("moments", 512, 2, 1 << 24));
   s.moments.num_vectors = int(args.integer("vectors", 16, 1, 1 << 16));
   s.moments.seed = std::uint64_t(args.integer("seed", 1, 0, 1LL << 62));
-  s.moments.method = nk::algorithm_from_string(args.text("algorithm", "aug_spmmv"));
+  s.moments.method =
+      nk::parse_algorithm(args.text("algorithm", "aug_spmmv"), command_name, "--algorithm");
+  s.moments.implementation =
+      nearsparse::parse_implementation(args.text("kernel", "automatic"), command_name, "--kernel");
   s.ti.seed = s.moments.seed;
-  s.format = args.text("format", "crs");
-  s.chunk = int(args.integer("chunk", 32, 1, 1024));
-  s.sigma = int(args.integer("sigma", 1, 1, 1 << 24));
-  s.bounds = args.text("bounds", "lanczos");
+  s.format = nearsparse::detail::enum_from_string(format_names, args.text("format", "crs"),
+                                                  command_name, "--format");
+  s.sell.chunk_height = int(args.integer("chunk", 32, 1, 1024));
+  s.sell.sigma = int(args.integer("sigma", 1, 1, 1 << 24));
+  s.bounds = nearsparse::detail::enum_from_string(bounds_names, args.text("bounds", "lanczos"),
+                                                  command_name, "--bounds");
   s.margin = args.number("margin", 0.01, 0, 0.5);
-  s.dos.kernel = nk::damping_from_string(args.text("kernel", "jackson"));
+  s.dos.damping = nk::parse_damping(args.text("damping", "jackson"), command_name, "--damping");
   s.dos.lorentz_lambda = args.number("lambda", 4.0, 1e-6, 1e3);
   s.dos.points = int(args.integer("points", 0, 0, 1 << 24));
   s.csv = args.text("csv", "kpm_dos.csv");
@@ -161,11 +180,7 @@ int run_kpm(arguments& args) {
   s.weight = args.number("weight", -1, -1, 1);
   const std::string backend = args.text("backend", "");
   args.finish();
-  require(s.format == "crs" || s.format == "sell", "nearsparse kpm", "--format",
-          "is '" + s.format + "'; expected crs or sell");
-  require(s.bounds == "lanczos" || s.bounds == "gershgorin", "nearsparse kpm", "--bounds",
-          "is '" + s.bounds + "'; expected lanczos or gershgorin");
-  require(!s.split || (s.format == "crs" && backend.empty()), "nearsparse kpm", "--split",
+  require(!s.split || (s.format == matrix_format::crs && backend.empty()), command_name, "--split",
           "runs CRS on Cuda + OpenMP; leave out --format sell and --backend");
   if (s.split) return run_on(Kokkos::DefaultExecutionSpace(), s);
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });

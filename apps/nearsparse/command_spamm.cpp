@@ -8,6 +8,7 @@
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
@@ -28,13 +29,14 @@ namespace {
 
 struct spamm_settings {
   long n;
-  spamm_precision precision;
+  spamm::precision precision;
   int tile;
   double tau;
   double valid_ratio;
   std::string matrix;
   int stride;
-  spamm_kernel kernel;
+  nearsparse::implementation kernel;
+  bool wgmma;
   bool sweep;
   std::string csv, plot;
 };
@@ -56,12 +58,12 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   using mem = typename Exec::memory_space;
   const long n = s.n;
   std::cout << "spamm on " << Exec::name() << ": " << s.matrix << "-decay matrix, N = " << n << ", "
-            << to_string(s.precision) << ", tile " << s.tile << "\n";
+            << spamm::to_string(s.precision) << ", tile " << s.tile << "\n";
   Kokkos::View<double**, Kokkos::LayoutRight, mem> a("A", n, n), exact("C_exact", n, n);
   if (s.matrix == "algebraic") {
-    fill_algebraic_decay(exec, a);
+    spamm::fill_algebraic_decay(exec, a);
   } else {
-    fill_exponential_decay(exec, a, 1.0, 0.99);
+    spamm::fill_exponential_decay(exec, a, 1.0, 0.99);
   }
   std::cout << "  dense fp64 reference (Kokkos Kernels gemm) ..." << std::flush;
   const double t_exact = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, exact); });
@@ -69,7 +71,7 @@ int run_on(const Exec& exec, const spamm_settings& s) {
 
   // The baseline: the dense product in the precision's storage type.
   double t_dense = t_exact;
-  if (s.precision != spamm_precision::fp64) {
+  if (s.precision != spamm::precision::fp64) {
     Kokkos::View<float**, Kokkos::LayoutRight, mem> af("A_fp32", n, n), cf("C_fp32", n, n);
     Kokkos::deep_copy(exec, af, a);
     KokkosBlas::gemm("N", "N", 1.0f, af, af, 0.0f, cf);  // warm-up
@@ -78,13 +80,14 @@ int run_on(const Exec& exec, const spamm_settings& s) {
     t_dense = median_seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, exact); });
   }
   std::printf("  dense %s product (Kokkos Kernels gemm): %.3f ms\n",
-              s.precision == spamm_precision::fp64 ? "fp64" : "fp32", 1e3 * t_dense);
+              s.precision == spamm::precision::fp64 ? "fp64" : "fp32", 1e3 * t_dense);
 
-  spamm_options opt;
+  spamm::options opt;
   opt.precision = s.precision;
   opt.tile = s.tile;
   opt.load_balance_stride = s.stride;
-  opt.kernel = s.kernel;
+  opt.implementation = s.kernel;
+  opt.wgmma = s.wgmma;
   if (s.tau >= 0) {
     opt.tau = s.tau;
   } else {
@@ -92,15 +95,15 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   }
   std::cout << "  building the plan (packing, norm maps, "
             << (s.tau >= 0 ? "tau given" : "tau search") << ") ..." << std::flush;
-  std::unique_ptr<spamm_plan<Exec>> plan;
-  const double t_plan = seconds(exec, [&] { plan.reset(new spamm_plan<Exec>(exec, a, a, opt)); });
+  std::unique_ptr<spamm::plan<Exec>> plan;
+  const double t_plan = seconds(exec, [&] { plan.reset(new spamm::plan<Exec>(exec, a, a, opt)); });
   std::printf(" %.3f ms\n", 1e3 * t_plan);
 
   Kokkos::View<double**, Kokkos::LayoutRight, mem> c("C", n, n);
   auto multiply = [&] { plan->multiply(exec, 1.0, 0.0, c); };
   multiply();
   const double t_mult = median_seconds(exec, multiply);
-  const auto err = measure_spamm_error(exec, exact, c);
+  const auto err = spamm::measure_error(exec, exact, c);
   std::printf("  tau %.6g, valid ratio %.2f %%, kept tile products %lld of %.0f\n", plan->tau(),
               100 * plan->valid_ratio(), static_cast<long long>(plan->kept_count()),
               double(plan->tiles_m()) * plan->tiles_n() * plan->tiles_k());
@@ -116,12 +119,12 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   std::cout << "  sweep over the valid ratio (the plan's norm maps are reused):\n"
             << "    target     tau          valid     multiply(ms)  speedup  rel_error\n";
   for (double target : {1.0, 0.7, 0.5, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03, 0.02, 0.01}) {
-    spamm_search_options search;
+    spamm::search_options search;
     search.tolerance = 0.002;
     plan->search_tau(exec, target, search);
     multiply();
     const double t = median_seconds(exec, multiply);
-    const double rel = measure_spamm_error(exec, exact, c).relative();
+    const double rel = spamm::measure_error(exec, exact, c).relative();
     rows.push_back({target, plan->tau(), plan->valid_ratio(), t, t_dense / t, rel});
     std::printf("    %-9.3f  %-11.5g  %-8.4f  %-12.4f  %-7.2f  %.3g\n", target, plan->tau(),
                 plan->valid_ratio(), 1e3 * t, t_dense / t, rel);
@@ -144,8 +147,8 @@ int run_on(const Exec& exec, const spamm_settings& s) {
     speed_series.y.push_back(r.speedup);
   }
   write_svg_chart(svg,
-                  "SpAMM " + std::string(to_string(s.precision)) + ", N = " + std::to_string(n) +
-                      ", " + s.matrix + " decay, " + Exec::name(),
+                  "SpAMM " + std::string(spamm::to_string(s.precision)) +
+                      ", N = " + std::to_string(n) + ", " + s.matrix + " decay, " + Exec::name(),
                   "tau", false,
                   {chart_panel{"relative error", true, {err_series}},
                    chart_panel{"speedup over dense", false, {speed_series}}});
@@ -158,13 +161,14 @@ int run_on(const Exec& exec, const spamm_settings& s) {
 int run_spamm(arguments& args) {
   spamm_settings s;
   s.n = args.integer("n", 1024, 0, 1L << 20);
-  s.precision = parse_spamm_precision(args.text("precision", "fp32"), "--precision");
+  s.precision = spamm::parse_precision(args.text("precision", "fp32"), "--precision");
   s.tile = static_cast<int>(args.integer("tile", 64, 32, 128));
   s.tau = args.number("tau", -1, 0, 1e300);
   s.valid_ratio = args.number("valid-ratio", 0.1, 1e-6, 1);
   s.matrix = args.text("matrix", "algebraic");
   s.stride = static_cast<int>(args.integer("stride", 1, 1, 64));
-  const std::string kernel = args.text("kernel", "automatic");
+  s.kernel = parse_implementation(args.text("kernel", "automatic"), "nearsparse spamm", "--kernel");
+  s.wgmma = !args.flag("no-wgmma");
   s.sweep = args.flag("sweep");
   s.csv = args.text("csv", "");
   s.plot = args.text("plot", "");
@@ -172,11 +176,6 @@ int run_spamm(arguments& args) {
   args.finish();
   require(s.matrix == "algebraic" || s.matrix == "exponential", "nearsparse spamm", "--matrix",
           "is '" + s.matrix + "'; expected algebraic or exponential");
-  require(kernel == "automatic" || kernel == "portable" || kernel == "mma_sync", "nearsparse spamm",
-          "--kernel", "is '" + kernel + "'; expected automatic, portable or mma_sync");
-  s.kernel = kernel == "portable"   ? spamm_kernel::portable
-             : kernel == "mma_sync" ? spamm_kernel::mma_sync
-                                    : spamm_kernel::automatic;
   if (!s.csv.empty() || !s.plot.empty()) s.sweep = true;
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
 }

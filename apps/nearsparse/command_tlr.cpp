@@ -1,12 +1,15 @@
 // `nearsparse tlr`: compress a Hilbert or exponential-covariance matrix into TLR form, multiply it
 // by itself into a dense C (GEMM-LLD) and into a TLR C (GEMM-LLL), and compare both with the dense
 // product (Kokkos Kernels gemm) in time and accuracy. The errors are checked against the bound the
-// compression and recompression errors give.
+// compression and recompression errors give. --kernel picks the implementation of the dense-C
+// product, the one step with a specialized path (cuBLAS on CUDA); compression and the TLR-C
+// product have the portable kernels only.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/core/matrix_norms.hpp>
 #include <nearsparse/tlr.hpp>
 
@@ -33,15 +36,19 @@ struct tlr_settings {
   double length;
   nt::compression_options compression;
   double product_accuracy;
+  nearsparse::implementation kernel;
   std::string csv;
 };
 
 template <class Exec>
 int run_on(const Exec& exec, const tlr_settings& s) {
   using mem = typename Exec::memory_space;
-  std::printf("tlr on %s: %s matrix, n = %zu, tiles %zu x %zu, max rank %d, accuracy %.1e (%s)\n",
-              Exec::name(), s.matrix.c_str(), s.n, s.tile, s.tile, s.compression.max_rank,
-              s.compression.trunc.accuracy, nt::to_string(s.compression.method).c_str());
+  std::printf(
+      "tlr on %s: %s matrix, n = %zu, tiles %zu x %zu, max rank %d, accuracy %.1e (%s), kernel "
+      "%s\n",
+      Exec::name(), s.matrix.c_str(), s.n, s.tile, s.tile, s.compression.max_rank,
+      s.compression.trunc.accuracy, nt::to_string(s.compression.method),
+      nearsparse::to_string(s.kernel));
   std::fflush(stdout);
   const auto a = s.matrix == "hilbert"
                      ? nt::hilbert(exec, s.n, s.n)
@@ -72,8 +79,10 @@ int run_on(const Exec& exec, const tlr_settings& s) {
   const double norm_a = report.norm;
   const double bound = report.error * (2 * norm_a + report.error);
 
-  nt::gemm(exec, 1.0, at, at, 0.0, c);  // warm up
-  const double t_lld = seconds(exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); });
+  nt::gemm_options lld;
+  lld.implementation = s.kernel;
+  nt::gemm(exec, 1.0, at, at, 0.0, c, lld);  // warm up
+  const double t_lld = seconds(exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c, lld); });
   const double err_lld = frobenius_distance(exec, c, ref);
   std::printf("  dense product (Kokkos Kernels gemm) %.3f ms\n", 1e3 * t_dense);
   std::printf("  TLR-GEMM, dense C (GEMM-LLD) %.3f ms (%.1fx), error |C - AA|/|AA| = %.2e\n",
@@ -134,18 +143,12 @@ int run_tlr(arguments& args) {
   s.length = args.number("length", 0.1, 1e-6, 1e6);
   s.compression.max_rank = static_cast<int>(args.integer("rank", 32, 0, 1 << 16));
   s.compression.trunc.accuracy = args.number("accuracy", 1e-8, 0, 1);
-  const std::string method = args.text("method", "randomized");
-  if (method == "randomized")
-    s.compression.method = nt::compression_method::randomized;
-  else if (method == "svd")
-    s.compression.method = nt::compression_method::svd;
-  else
-    throw nearsparse::invalid_argument(
-        "nearsparse tlr: argument '--method' must be randomized or "
-        "svd, got '" +
-        method + "'");
+  s.compression.method =
+      nt::parse_compression_method(args.text("method", "randomized"), "nearsparse tlr", "--method");
   s.compression.dense_diagonal = args.flag("dense-diagonal") || s.matrix == "covariance";
   s.product_accuracy = args.number("product-accuracy", 1e-10, 0, 1);
+  s.kernel = nearsparse::parse_implementation(args.text("kernel", "automatic"), "nearsparse tlr",
+                                              "--kernel");
   s.csv = args.text("csv", "tlr_ranks.csv");
   args.finish();
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });

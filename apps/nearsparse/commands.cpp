@@ -21,8 +21,9 @@ const std::vector<command>& commands() {
        "  --matrix M       algebraic (a_ij = 0.1/(|i-j|^0.1+1), default) or exponential\n"
        "                   (a_ij = 0.99^|i-j|)\n"
        "  --stride S       load-balance stride (default 1)\n"
-       "  --kernel K       automatic (CUDA kernels on CUDA, wgmma on Hopper), portable, or\n"
-       "                   mma_sync (the pre-Hopper CUDA kernels)\n"
+       "  --kernel K       automatic (the CUDA kernels on CUDA, portable elsewhere), portable,\n"
+       "                   or specialized (the CUDA kernels; an error on other backends)\n"
+       "  --no-wgmma       on compute capability 9.0, keep the mma.sync kernels (no wgmma)\n"
        "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
        "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n",
@@ -35,7 +36,9 @@ const std::vector<command>& commands() {
        "  --dg-b D         randomly placed diagonals of B (default 35)\n"
        "  --op-a OP        none or transpose: multiply by A^T (default none)\n"
        "  --op-b OP        none or transpose (default none)\n"
-       "  --kernel K       HM kernel: output_stationary (default) or atomic\n"
+       "  --algorithm A    HM kernel: output_stationary (default) or atomic\n"
+       "  --kernel K       automatic (default), portable, or specialized (CUDA's band tiles and\n"
+       "                   fused kernel; an error where there is none)\n"
        "  --seed S         random seed of the matrices (default 2024)\n"
        "  --check-rows R   rows of C checked against a host computation (default 64)\n",
        run_diag, true},
@@ -54,7 +57,9 @@ const std::vector<command>& commands() {
        "  --chunk C, --sigma S SELL-C-sigma parameters (default 32, 1)\n"
        "  --bounds B           lanczos or gershgorin (default lanczos)\n"
        "  --margin E           spectrum mapped onto [-(1-E), 1-E] (default 0.01)\n"
-       "  --kernel K           jackson, lorentz or none (default jackson)\n"
+       "  --damping D          jackson, lorentz or none (default jackson)\n"
+       "  --kernel K           automatic (default; the CUDA kernel on CUDA), portable, or\n"
+       "                       specialized (the CUDA kernel; an error where there is none)\n"
        "  --lambda L           Lorentz kernel parameter (default 4)\n"
        "  --points K           energies of the density of states (default 2 M)\n"
        "  --seed S             start vectors and disorder (default 1)\n"
@@ -75,6 +80,8 @@ const std::vector<command>& commands() {
        "  --method M           randomized (default) or svd (exact, for small tiles)\n"
        "  --dense-diagonal     keep the diagonal tiles dense (always for covariance)\n"
        "  --product-accuracy E recompression accuracy of the TLR-C product (default 1e-10)\n"
+       "  --kernel K           dense-C product: automatic (default; cuBLAS on CUDA), portable,\n"
+       "                       or specialized (cuBLAS; an error where there is none)\n"
        "  --csv FILE           the rank of every tile of A and C (default tlr_ranks.csv; '' for\n"
        "                       none)\n",
        run_tlr, true},

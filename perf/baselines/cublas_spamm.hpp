@@ -8,6 +8,7 @@
 #ifdef KOKKOS_ENABLE_CUDA
 
 #include <nearsparse/spamm.hpp>
+#include <nearsparse/spamm/detail/number_formats.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -15,41 +16,30 @@
 
 namespace nearsparse::perf::cublas {
 
-inline precision vendor_precision(spamm_precision p) {
-  switch (p) {
-    case spamm_precision::fp64:
-      return precision::fp64;
-    case spamm_precision::fp32:
-      return precision::fp32;
-    case spamm_precision::tf32:
-      return precision::tf32;
-    case spamm_precision::fp16:
-      return precision::fp16;
-    default:
-      return precision::bf16;
-  }
+inline precision vendor_precision(nearsparse::spamm::precision p) {
+  return nearsparse::spamm::detail::precision_as<precision>(p);
 }
 
-inline bool is_16bit(spamm_precision p) {
-  return p == spamm_precision::fp16 || p == spamm_precision::bf16;
+inline bool is_16bit(nearsparse::spamm::precision p) {
+  return nearsparse::spamm::detail::storage_bytes(p) == 2;
 }
 
 /// `a` as fp16 (p = fp16) or bf16 bit patterns, row-major like `a`.
 template <class In>
 Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace> to_16bit(
-    const Kokkos::Cuda& exec, spamm_precision p,
+    const Kokkos::Cuda& exec, nearsparse::spamm::precision p,
     const Kokkos::View<In**, Kokkos::LayoutRight, Kokkos::CudaSpace>& a) {
   Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace> out("A16", a.extent(0),
                                                                             a.extent(1));
-  const bool half = p == spamm_precision::fp16;
+  const bool half = p == nearsparse::spamm::precision::fp16;
   Kokkos::parallel_for(
       "nearsparse::perf::to_16bit",
       Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0},
                                                            {long(a.extent(0)), long(a.extent(1))}),
       KOKKOS_LAMBDA(const long i, const long j) {
         const float x = static_cast<float>(a(i, j));
-        out(i, j) = half ? nearsparse::detail::spamm::float_to_half_bits(x)
-                         : nearsparse::detail::spamm::float_to_bf16_bits(x);
+        out(i, j) = half ? nearsparse::spamm::detail::float_to_half_bits(x)
+                         : nearsparse::spamm::detail::float_to_bf16_bits(x);
       });
   return out;
 }

@@ -1,30 +1,19 @@
 #include "baselines/cusparse.hpp"
 
-#include <nearsparse/core/errors.hpp>
+#include "core/cuda/check.hpp"
+#include "core/cuda/handles.hpp"
 
 #include <cuda_runtime.h>
 
 namespace nearsparse::perf::cusparse {
 
 void check(cusparseStatus_t status, const char* call) {
-  if (status == CUSPARSE_STATUS_SUCCESS) return;
-  throw nearsparse::runtime_error(nearsparse::detail::concat("cuSPARSE: ", call, " failed with ",
-                                                             cusparseGetErrorName(status), " (",
-                                                             cusparseGetErrorString(status), ")"));
+  nearsparse::detail::cuda::check(status, "nearsparse::perf::cusparse", call);
 }
 
-handle::handle(const Kokkos::Cuda& exec) {
-  check(cusparseCreate(&handle_), "cusparseCreate");
-  check(cusparseSetStream(handle_, exec.cuda_stream()), "cusparseSetStream");
-}
-
-handle::~handle() {
-  cusparseDestroy(handle_);
-}
-
-csr_spmv::csr_spmv(const handle& h, int rows, int cols, int nnz, const int* row_ptr,
+csr_spmv::csr_spmv(const Kokkos::Cuda& exec, int rows, int cols, int nnz, const int* row_ptr,
                    const int* col_idx, const double* values, const double* x, double* y)
-    : h_(h) {
+    : h_(nearsparse::detail::cuda::cusparse_handle(exec)) {
   check(
       cusparseCreateCsr(&a_, rows, cols, nnz, const_cast<int*>(row_ptr), const_cast<int*>(col_idx),
                         const_cast<double*>(values), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
@@ -34,11 +23,12 @@ csr_spmv::csr_spmv(const handle& h, int rows, int cols, int nnz, const int* row_
   check(cusparseCreateDnVec(&y_, rows, y, CUDA_R_64F), "cusparseCreateDnVec");
   const double one = 1, zero = 0;
   std::size_t bytes = 0;
-  check(cusparseSpMV_bufferSize(h_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a_, x_, &zero, y_,
+  check(cusparseSpMV_bufferSize(h_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a_, x_, &zero, y_,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
         "cusparseSpMV_bufferSize");
-  if (bytes > 0 && cudaMalloc(&buffer_, bytes) != cudaSuccess)
-    throw nearsparse::runtime_error("cuSPARSE: cudaMalloc of the SpMV work buffer failed");
+  if (bytes > 0)
+    nearsparse::detail::cuda::check_allocation(
+        cudaMalloc(&buffer_, bytes), "nearsparse::perf::cusparse", "the SpMV work buffer", bytes);
 }
 
 csr_spmv::~csr_spmv() {
@@ -49,8 +39,8 @@ csr_spmv::~csr_spmv() {
 }
 
 void csr_spmv::run(double alpha, double beta) {
-  check(cusparseSpMV(h_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a_, x_, &beta, y_,
-                     CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
+  check(cusparseSpMV(h_, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a_, x_, &beta, y_, CUDA_R_64F,
+                     CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
         "cusparseSpMV");
 }
 
@@ -60,19 +50,20 @@ namespace nearsparse::perf::cusparse {
 
 namespace {
 void check_cuda(cudaError_t status, const char* call) {
-  if (status == cudaSuccess) return;
-  throw nearsparse::runtime_error(
-      nearsparse::detail::concat("CUDA: ", call, " failed with ", cudaGetErrorString(status)));
+  nearsparse::detail::cuda::check(status, "nearsparse::perf::cusparse", call);
 }
 }  // namespace
 
-csr_spgemm::csr_spgemm(const handle& h, csr a, csr b, bool single_precision)
-    : h_(h), a_(a), b_(b), single_(single_precision) {}
+csr_spgemm::csr_spgemm(const Kokkos::Cuda& exec, csr a, csr b, bool single_precision)
+    : h_(nearsparse::detail::cuda::cusparse_handle(exec)),
+      a_(a),
+      b_(b),
+      single_(single_precision) {}
 
 double csr_spgemm::run(bool checksum) {
   const cudaDataType type = single_ ? CUDA_R_32F : CUDA_R_64F;
   cudaStream_t stream = nullptr;
-  check(cusparseGetStream(h_.get(), &stream), "cusparseGetStream");
+  check(cusparseGetStream(h_, &stream), "cusparseGetStream");
   const auto make = [&](const csr& m, cusparseSpMatDescr_t* d) {
     check(cusparseCreateCsr(d, m.rows, m.cols, m.nnz, const_cast<int*>(m.row_ptr),
                             const_cast<int*>(m.col_idx), const_cast<void*>(m.values),
@@ -94,19 +85,19 @@ double csr_spgemm::run(bool checksum) {
   const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
   std::size_t size1 = 0, size2 = 0;
   void *buffer1 = nullptr, *buffer2 = nullptr;
-  check(cusparseSpGEMM_workEstimation(h_.get(), op, op, alpha, a, b, beta, c, type,
+  check(cusparseSpGEMM_workEstimation(h_, op, op, alpha, a, b, beta, c, type,
                                       CUSPARSE_SPGEMM_DEFAULT, desc, &size1, nullptr),
         "cusparseSpGEMM_workEstimation");
   check_cuda(cudaMallocAsync(&buffer1, size1, stream), "cudaMallocAsync");
-  check(cusparseSpGEMM_workEstimation(h_.get(), op, op, alpha, a, b, beta, c, type,
+  check(cusparseSpGEMM_workEstimation(h_, op, op, alpha, a, b, beta, c, type,
                                       CUSPARSE_SPGEMM_DEFAULT, desc, &size1, buffer1),
         "cusparseSpGEMM_workEstimation");
-  check(cusparseSpGEMM_compute(h_.get(), op, op, alpha, a, b, beta, c, type,
-                               CUSPARSE_SPGEMM_DEFAULT, desc, &size2, nullptr),
+  check(cusparseSpGEMM_compute(h_, op, op, alpha, a, b, beta, c, type, CUSPARSE_SPGEMM_DEFAULT,
+                               desc, &size2, nullptr),
         "cusparseSpGEMM_compute");
   check_cuda(cudaMallocAsync(&buffer2, size2, stream), "cudaMallocAsync");
-  check(cusparseSpGEMM_compute(h_.get(), op, op, alpha, a, b, beta, c, type,
-                               CUSPARSE_SPGEMM_DEFAULT, desc, &size2, buffer2),
+  check(cusparseSpGEMM_compute(h_, op, op, alpha, a, b, beta, c, type, CUSPARSE_SPGEMM_DEFAULT,
+                               desc, &size2, buffer2),
         "cusparseSpGEMM_compute");
   std::int64_t rows = 0, cols = 0, nnz = 0;
   check(cusparseSpMatGetSize(c, &rows, &cols, &nnz), "cusparseSpMatGetSize");
@@ -118,8 +109,7 @@ double csr_spgemm::run(bool checksum) {
   check_cuda(cudaMallocAsync(&c_cols, sizeof(int) * std::size_t(nnz), stream), "cudaMallocAsync");
   check_cuda(cudaMallocAsync(&c_values, value_bytes * std::size_t(nnz), stream), "cudaMallocAsync");
   check(cusparseCsrSetPointers(c, c_rows, c_cols, c_values), "cusparseCsrSetPointers");
-  check(cusparseSpGEMM_copy(h_.get(), op, op, alpha, a, b, beta, c, type, CUSPARSE_SPGEMM_DEFAULT,
-                            desc),
+  check(cusparseSpGEMM_copy(h_, op, op, alpha, a, b, beta, c, type, CUSPARSE_SPGEMM_DEFAULT, desc),
         "cusparseSpGEMM_copy");
   double sum = 0;
   if (checksum && nnz > 0) {

@@ -1,7 +1,7 @@
 #pragma once
-// cuSPARSE baselines (CUDA builds only): a handle bound to a Kokkos::Cuda instance's stream and
-// a CSR sparse matrix-vector product whose descriptors and work buffer are made once, so timed
-// calls measure the product alone.
+// cuSPARSE baselines (CUDA builds only), on the library's handle for a Kokkos::Cuda instance's
+// stream (src/core/cuda/handles.hpp): a CSR sparse matrix-vector product whose descriptors and work
+// buffer are made once, so timed calls measure the product alone.
 
 #include <Kokkos_Core.hpp>
 
@@ -16,30 +16,18 @@ namespace nearsparse::perf::cusparse {
 /// Throws nearsparse::runtime_error naming the call and the cuSPARSE status unless it succeeded.
 void check(cusparseStatus_t status, const char* call);
 
-class handle {
- public:
-  explicit handle(const Kokkos::Cuda& exec);
-  ~handle();
-  handle(const handle&) = delete;
-  handle& operator=(const handle&) = delete;
-  cusparseHandle_t get() const { return handle_; }
-
- private:
-  cusparseHandle_t handle_ = nullptr;
-};
-
 /// y = alpha A x + beta y for a CSR matrix with 32-bit indices and double values.
 class csr_spmv {
  public:
-  csr_spmv(const handle& h, int rows, int cols, int nnz, const int* row_ptr, const int* col_idx,
-           const double* values, const double* x, double* y);
+  csr_spmv(const Kokkos::Cuda& exec, int rows, int cols, int nnz, const int* row_ptr,
+           const int* col_idx, const double* values, const double* x, double* y);
   ~csr_spmv();
   csr_spmv(const csr_spmv&) = delete;
   csr_spmv& operator=(const csr_spmv&) = delete;
   void run(double alpha, double beta);
 
  private:
-  const handle& h_;
+  cusparseHandle_t h_;
   cusparseSpMatDescr_t a_ = nullptr;
   cusparseDnVecDescr_t x_ = nullptr, y_ = nullptr;
   void* buffer_ = nullptr;
@@ -47,7 +35,7 @@ class csr_spmv {
 
 /// C = A B for CSR matrices with 32-bit indices (double or float values): cuSPARSE's whole
 /// SpGEMM call sequence (descriptors, work estimation, compute, C's allocation, copy) per run(),
-/// C allocated and freed on the handle's stream with the stream-ordered allocator.
+/// C allocated and freed on exec's stream with the stream-ordered allocator.
 class csr_spgemm {
  public:
   struct csr {
@@ -56,14 +44,14 @@ class csr_spgemm {
     const int* col_idx;
     const void* values;
   };
-  csr_spgemm(const handle& h, csr a, csr b, bool single_precision);
+  csr_spgemm(const Kokkos::Cuda& exec, csr a, csr b, bool single_precision);
   /// Runs the product; with `checksum`, returns the sum of C's values (else 0).
   double run(bool checksum = false);
   /// Entries of C in the last run.
   std::int64_t c_nnz() const { return c_nnz_; }
 
  private:
-  const handle& h_;
+  cusparseHandle_t h_;
   csr a_, b_;
   bool single_;
   std::int64_t c_nnz_ = 0;

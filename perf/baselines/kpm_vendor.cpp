@@ -3,15 +3,24 @@
 
 #include <nearsparse/core/errors.hpp>
 
+#include "core/cuda/check.hpp"
+#include "core/cuda/handles.hpp"
+
 #ifdef KOKKOS_ENABLE_CUDA
 
 namespace nearsparse::perf::vendor {
 
-kpm_step::kpm_step(const cusparse::handle& sp, const cublas::handle& bl, int rows, int nnz,
-                   const int* row_ptr, const int* col_idx, const cuDoubleComplex* values, int R,
-                   cuDoubleComplex* v, cuDoubleComplex* w, cuDoubleComplex* u,
-                   cuDoubleComplex* dots)
-    : sp_(sp), bl_(bl), rows_(rows), R_(R), v_(v), w_(w), u_(u), dots_(dots) {
+kpm_step::kpm_step(const Kokkos::Cuda& exec, int rows, int nnz, const int* row_ptr,
+                   const int* col_idx, const cuDoubleComplex* values, int R, cuDoubleComplex* v,
+                   cuDoubleComplex* w, cuDoubleComplex* u, cuDoubleComplex* dots)
+    : sp_(nearsparse::detail::cuda::cusparse_handle(exec)),
+      bl_(nearsparse::detail::cuda::cublas_handle(exec)),
+      rows_(rows),
+      R_(R),
+      v_(v),
+      w_(w),
+      u_(u),
+      dots_(dots) {
   cusparse::check(
       cusparseCreateCsr(&h_, rows, rows, nnz, const_cast<int*>(row_ptr), const_cast<int*>(col_idx),
                         const_cast<cuDoubleComplex*>(values), CUSPARSE_INDEX_32I,
@@ -23,21 +32,23 @@ kpm_step::kpm_step(const cusparse::handle& sp, const cublas::handle& bl, int row
     cusparse::check(cusparseCreateDnVec(&vv_, rows, v, CUDA_C_64F), "cusparseCreateDnVec");
     cusparse::check(cusparseCreateDnVec(&uv_, rows, u, CUDA_C_64F), "cusparseCreateDnVec");
     cusparse::check(
-        cusparseSpMV_bufferSize(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero,
-                                uv_, CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+        cusparseSpMV_bufferSize(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero, uv_,
+                                CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
         "cusparseSpMV_bufferSize");
   } else {
     cusparse::check(cusparseCreateDnMat(&vm_, rows, R, R, v, CUDA_C_64F, CUSPARSE_ORDER_ROW),
                     "cusparseCreateDnMat");
     cusparse::check(cusparseCreateDnMat(&um_, rows, R, R, u, CUDA_C_64F, CUSPARSE_ORDER_ROW),
                     "cusparseCreateDnMat");
-    cusparse::check(cusparseSpMM_bufferSize(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE,
+    cusparse::check(cusparseSpMM_bufferSize(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vm_, &zero,
                                             um_, CUDA_C_64F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
                     "cusparseSpMM_bufferSize");
   }
-  if (bytes > 0 && cudaMalloc(&buffer_, bytes) != cudaSuccess)
-    throw nearsparse::runtime_error("cuSPARSE: cudaMalloc of the SpMM work buffer failed");
+  if (bytes > 0)
+    nearsparse::detail::cuda::check_allocation(cudaMalloc(&buffer_, bytes),
+                                               "nearsparse::perf::vendor::kpm_step",
+                                               "the SpMM work buffer", bytes);
 }
 
 kpm_step::~kpm_step() {
@@ -52,19 +63,19 @@ kpm_step::~kpm_step() {
 void kpm_step::run(double a, double b) {
   const cuDoubleComplex one = make_cuDoubleComplex(1, 0), zero = make_cuDoubleComplex(0, 0);
   if (R_ == 1)
-    cusparse::check(cusparseSpMV(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero,
-                                 uv_, CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
+    cusparse::check(cusparseSpMV(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, h_, vv_, &zero, uv_,
+                                 CUDA_C_64F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_),
                     "cusparseSpMV");
   else
     cusparse::check(
-        cusparseSpMM(sp_.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                     &one, h_, vm_, &zero, um_, CUDA_C_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_),
+        cusparseSpMM(sp_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                     h_, vm_, &zero, um_, CUDA_C_64F, CUSPARSE_SPMM_ALG_DEFAULT, buffer_),
         "cusparseSpMM");
   const int n = rows_ * R_;
   const cuDoubleComplex minus_b = make_cuDoubleComplex(-b, 0),
                         two_a = make_cuDoubleComplex(2 * a, 0);
   const double minus_one = -1;
-  cublasHandle_t h = bl_.get();
+  cublasHandle_t h = bl_;
   cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
   cublas::check(cublasZaxpy(h, n, &minus_b, v_, 1, u_, 1), "cublasZaxpy");
   cublas::check(cublasZdscal(h, n, &minus_one, w_, 1), "cublasZdscal");

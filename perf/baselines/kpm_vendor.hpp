@@ -24,17 +24,17 @@ class kpm_step {
  public:
   /// H: rows x rows CSR (complex double) on the device; V, W, U: rows x R row-major device
   /// blocks; eta: 2R device doubles (complex dot results: 2R cuDoubleComplex).
-  kpm_step(const cusparse::handle& sp, const cublas::handle& bl, int rows, int nnz,
-           const int* row_ptr, const int* col_idx, const cuDoubleComplex* values, int R,
-           cuDoubleComplex* v, cuDoubleComplex* w, cuDoubleComplex* u, cuDoubleComplex* dots);
+  kpm_step(const Kokkos::Cuda& exec, int rows, int nnz, const int* row_ptr, const int* col_idx,
+           const cuDoubleComplex* values, int R, cuDoubleComplex* v, cuDoubleComplex* w,
+           cuDoubleComplex* u, cuDoubleComplex* dots);
   ~kpm_step();
   kpm_step(const kpm_step&) = delete;
   kpm_step& operator=(const kpm_step&) = delete;
   void run(double a, double b);
 
  private:
-  const cusparse::handle& sp_;
-  const cublas::handle& bl_;
+  cusparseHandle_t sp_;
+  cublasHandle_t bl_;
   int rows_, R_;
   cuDoubleComplex *v_, *w_, *u_, *dots_;
   cusparseSpMatDescr_t h_ = nullptr;

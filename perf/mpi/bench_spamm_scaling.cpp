@@ -1,5 +1,5 @@
 // `nearsparse_bench_spamm_mpi`: strong scaling of distributed SpAMM over MPI processes, one per
-// GPU, against the same product on one GPU (spamm_plan) and the dense vendor product there
+// GPU, against the same product on one GPU (spamm::plan) and the dense vendor product there
 // (cuBLAS of the same precision on CUDA; Kokkos Kernels gemm on host backends), all in one run.
 //
 //   mpiexec -n 4 nearsparse_bench_spamm_mpi --n 16384 --precision fp32 --ratios 0.1,0.05 \
@@ -12,8 +12,8 @@
 // Rank 0 then runs the single-GPU plan and the dense product on the whole matrices with the same
 // tau, and checks that the kept tile products match and that ||C||_F agrees.
 
-#include "../../apps/nearsparse/arguments.hpp"
-#include "../../apps/nearsparse/mpi_program.hpp"
+#include "arguments.hpp"
+#include "mpi_program.hpp"
 #include "support/harness.hpp"
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -113,17 +113,17 @@ struct single_result {
   std::int64_t kept = 0;
 };
 
-/// Rank 0: the same product on one GPU with spamm_plan at tau, and the dense vendor product.
+/// Rank 0: the same product on one GPU with spamm::plan at tau, and the dense vendor product.
 template <class In, class Out>
-single_result run_single(const exec_t& exec, int n, nearsparse::spamm_options o, double tau,
+single_result run_single(const exec_t& exec, int n, nearsparse::spamm::options o, double tau,
                          int repeats) {
   single_result r;
   matrix<In> a("A", n, n);
-  nearsparse::fill_algebraic_decay(exec, a);
+  nearsparse::spamm::fill_algebraic_decay(exec, a);
   matrix<Out> c("C", n, n), dense("C_dense", n, n);
   o.target_valid_ratio = 0;
   o.tau = tau;
-  nearsparse::spamm_plan<exec_t> plan(exec, a, a, o);
+  nearsparse::spamm::plan<exec_t> plan(exec, a, a, o);
   r.kept = plan.kept_count();
   auto single = [&] { plan.multiply(exec, Out(1), Out(0), c); };
   for (int w = 0; w < 2; ++w) nearsparse::perf::time_call(exec, single);
@@ -133,16 +133,15 @@ single_result run_single(const exec_t& exec, int n, nearsparse::spamm_options o,
   r.norm = nearsparse::frobenius_norm(exec, c);
 #ifdef KOKKOS_ENABLE_CUDA
   namespace cublas = nearsparse::perf::cublas;
-  cublas::handle h(exec);
   const cublas::precision vp = cublas::vendor_precision(o.precision);
   const bool sixteen = cublas::is_16bit(o.precision);
   matrix<std::uint16_t> a16;
   if (sixteen) a16 = cublas::to_16bit(exec, o.precision, a);
   auto dense_product = [&] {
     if (sixteen) {
-      cublas::gemm(h, vp, 1.0, a16, a16, 0.0, dense);
+      cublas::gemm(exec, vp, 1.0, a16, a16, 0.0, dense);
     } else {
-      cublas::gemm(h, vp, 1.0, a, a, 0.0, dense);
+      cublas::gemm(exec, vp, 1.0, a, a, 0.0, dense);
     }
   };
 #else
@@ -160,11 +159,11 @@ single_result run_single(const exec_t& exec, int n, nearsparse::spamm_options o,
 template <class In, class Out>
 int run_case(nearsparse::app::arguments& args, int rank, int size) {
   const int n = int(args.integer("n", 4096, 1, 1 << 20));
-  nearsparse::spamm_options o;
-  o.precision = nearsparse::parse_spamm_precision(args.text("precision", "fp32"));
+  nearsparse::spamm::options o;
+  o.precision = nearsparse::spamm::parse_precision(args.text("precision", "fp32"));
   o.tile = int(args.integer("tile", 64, 32, 128));
   const auto ratios = parse_list(args.text("ratios", "0.1,0.05"));
-  nearsparse::distributed_spamm_options d;
+  nearsparse::spamm::distributed_options d;
   d.process_cols = int(args.integer("process-cols", 1, 1, size));
   d.panels_per_block = int(args.integer("panels", 1, 1, 1024));
   d.keep_panels = !args.flag("no-keep");
@@ -178,22 +177,22 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   const exec_t exec;
   matrix<In> a, b;
   matrix<Out> c;
-  nearsparse::spamm_blocks blk;
+  nearsparse::spamm::process_blocks blk;
   auto lay_out = [&](const std::vector<double>& work) {
-    blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, o.tile, d, work);
+    blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, o.tile, d, work);
     a = matrix<In>("A_block", blk.row_end - blk.row_begin, blk.a_col_end - blk.a_col_begin);
     b = matrix<In>("B_block", blk.b_row_end - blk.b_row_begin, blk.col_end - blk.col_begin);
     c = matrix<Out>("C_block", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
-    nearsparse::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
-    nearsparse::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
+    nearsparse::spamm::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
+    nearsparse::spamm::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
   };
   lay_out({});
   if (rank == 0)
     std::printf(
         "distributed spamm on %d process(es), %s: n = %d, %s, tile %d, panels per block %d, "
         "keep %d, balance %d\n",
-        size, exec_t::name(), n, nearsparse::to_string(o.precision), o.tile, d.panels_per_block,
-        int(d.keep_panels), int(balance));
+        size, exec_t::name(), n, nearsparse::spamm::to_string(o.precision), o.tile,
+        d.panels_per_block, int(d.keep_panels), int(balance));
   if (rank == 0)
     std::printf("%-3s %-5s %6s %-5s %6s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %6s\n", "P",
                 "grid", "n", "prec", "ratio", "tau", "build_ms", "first_ms", "update_ms",
@@ -202,16 +201,16 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   int failures = 0;
   for (double ratio : ratios) {
     if (rank == 0) std::fprintf(stderr, "[spamm-mpi] ratio %.3f: building the plan\n", ratio);
-    nearsparse::spamm_options oo = o;
+    nearsparse::spamm::options oo = o;
     oo.target_valid_ratio = ratio;
-    std::unique_ptr<nearsparse::distributed_spamm_plan<exec_t>> plan;
+    std::unique_ptr<nearsparse::spamm::distributed_plan<exec_t>> plan;
     if (balance) {
       // A first plan on equal rows counts the work of every tile row; the blocks are cut again
       // so that every process gets an even share.
       lay_out({});
       std::vector<double> work;
       {
-        nearsparse::distributed_spamm_plan<exec_t> probe(MPI_COMM_WORLD, exec, a, b, oo, d);
+        nearsparse::spamm::distributed_plan<exec_t> probe(MPI_COMM_WORLD, exec, a, b, oo, d);
         work = probe.tile_row_work(exec);
       }
       lay_out(work);
@@ -220,8 +219,8 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
                      blk.row_begin, blk.row_end);
     }
     const double t_build = timed(exec, [&] {
-      plan = std::make_unique<nearsparse::distributed_spamm_plan<exec_t>>(MPI_COMM_WORLD, exec, a,
-                                                                          b, oo, d);
+      plan = std::make_unique<nearsparse::spamm::distributed_plan<exec_t>>(MPI_COMM_WORLD, exec, a,
+                                                                           b, oo, d);
     });
     auto product = [&] { plan->multiply(exec, Out(1), Out(0), c); };
     const double t_first = timed(exec, product);
@@ -258,22 +257,23 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
       std::printf(
           "%-3d %dx%-3d %6d %-5s %6.3f %9.3g %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %8.2f "
           "%8.2f %9.1f %6s\n",
-          size, plan->process_rows(), plan->process_cols(), n, nearsparse::to_string(o.precision),
-          plan->valid_ratio(), plan->tau(), 1e3 * t_build, 1e3 * t_first, 1e3 * t_update,
-          1e3 * t_resend, 1e3 * t_mult, 1e3 * s.t_single, 1e3 * s.t_dense,
-          single ? s.t_single / t_mult : 0.0, single ? s.t_dense / t_mult : 0.0, recv_max / 1e6,
-          single ? (ok ? "OK" : "FAILED") : "-");
+          size, plan->process_rows(), plan->process_cols(), n,
+          nearsparse::spamm::to_string(o.precision), plan->valid_ratio(), plan->tau(),
+          1e3 * t_build, 1e3 * t_first, 1e3 * t_update, 1e3 * t_resend, 1e3 * t_mult,
+          1e3 * s.t_single, 1e3 * s.t_dense, single ? s.t_single / t_mult : 0.0,
+          single ? s.t_dense / t_mult : 0.0, recv_max / 1e6, single ? (ok ? "OK" : "FAILED") : "-");
       if (single)
         std::printf("    transport %s; single-GPU error against the dense product %.3g\n",
                     nearsparse::to_string(plan->transport()), s.dense_error);
       if (!csv.empty()) {
         if (FILE* f = std::fopen(csv.c_str(), "a")) {
-          std::fprintf(
-              f, "%d,%d,%d,%d,%s,%.6f,%.6g,%.6f,%.6f,%.6f,%.6f,%.6f,%.1f,%s,%d,%.6f,%.6f\n", size,
-              plan->process_rows(), plan->process_cols(), n, nearsparse::to_string(o.precision),
-              plan->valid_ratio(), plan->tau(), 1e3 * t_build, 1e3 * t_first, 1e3 * t_mult,
-              1e3 * s.t_single, 1e3 * s.t_dense, recv_max / 1e6,
-              nearsparse::to_string(plan->transport()), int(ok), 1e3 * t_update, 1e3 * t_resend);
+          std::fprintf(f,
+                       "%d,%d,%d,%d,%s,%.6f,%.6g,%.6f,%.6f,%.6f,%.6f,%.6f,%.1f,%s,%d,%.6f,%.6f\n",
+                       size, plan->process_rows(), plan->process_cols(), n,
+                       nearsparse::spamm::to_string(o.precision), plan->valid_ratio(), plan->tau(),
+                       1e3 * t_build, 1e3 * t_first, 1e3 * t_mult, 1e3 * s.t_single,
+                       1e3 * s.t_dense, recv_max / 1e6, nearsparse::to_string(plan->transport()),
+                       int(ok), 1e3 * t_update, 1e3 * t_resend);
           std::fclose(f);
         }
       }
@@ -291,8 +291,8 @@ int run(int argc, char* argv[], int rank, int size) {
   }
   std::vector<std::string> peek(argv + 1, argv + argc);
   nearsparse::app::arguments probe(peek);
-  const auto precision = nearsparse::parse_spamm_precision(probe.text("precision", "fp32"));
-  if (precision == nearsparse::spamm_precision::fp64)
+  const auto precision = nearsparse::spamm::parse_precision(probe.text("precision", "fp32"));
+  if (precision == nearsparse::spamm::precision::fp64)
     return run_case<double, double>(args, rank, size);
   return run_case<float, float>(args, rank, size);
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <string>
 
 namespace nearsparse {
@@ -14,11 +13,6 @@ namespace {
 constexpr std::size_t mib = std::size_t(1) << 20;
 
 std::size_t default_limit() {
-  if (const char* env = std::getenv("NEARSPARSE_DEVICE_CACHE_MB")) {
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0') return std::size_t(value) * mib;
-  }
   // A sixteenth of the device: enough to keep the C of a product over 10^8 values (800 MB in
   // fp64) on an 80 GB GPU, small beside what the application holds.
   std::size_t smallest = 0;

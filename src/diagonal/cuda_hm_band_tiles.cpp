@@ -1,10 +1,15 @@
-// CUDA kernel of HM products in dense tiles over the band; see
-// include/nearsparse/diagonal/detail/hm_band_tiles.hpp.
+// CUDA kernel of HM products in dense tiles over the band (see
+// include/nearsparse/diagonal/detail/hm_band_tiles.hpp), and the CUDA overload of the product
+// with a plan, which takes it (include/nearsparse/diagonal/detail/hm_product_dispatch.hpp).
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
+#include <nearsparse/diagonal/hm_product.hpp>
 
-#include "../core/cuda_async_copy.hpp"
-#include "../core/cuda_mma_f64.hpp"
+#include "../core/cuda/async_copy.hpp"
+#include "../core/cuda/check.hpp"
+#include "../core/cuda/mma_f64.hpp"
+#include "cuda_hm_product.hpp"
 
 #include <cuda_runtime.h>
 
@@ -86,7 +91,7 @@ struct fma_path {
 };
 
 // dmma_path: double on the fp64 tensor cores (mma.sync m16n8k16, compute capability 9.0;
-// src/core/cuda_mma_f64.hpp), which on an H100 do twice the multiply-adds of the FMA units and
+// src/core/cuda/mma_f64.hpp), which on an H100 do twice the multiply-adds of the FMA units and
 // need an eighth of the shared-memory loads: each warp owns 32 x 16 elements of C (2 x 2 MMA
 // tiles), one MMA per slice each. Slices are stored row major (A) and column major (B) with rows
 // of 16 + 2 doubles.
@@ -302,9 +307,11 @@ void launch_path(const Kokkos::Cuda& exec, const params<Scalar>& p, int spans) {
   const std::size_t shared = tiles_bytes + std::size_t(spans + 4 * table_pad) * sizeof(index_type);
   static std::once_flag attribute;
   std::call_once(attribute, [tiles_bytes] {
-    cudaFuncSetAttribute(
-        band_tiles<Scalar, Path>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        int(tiles_bytes + std::size_t(hm_band_max_range + 4 * table_pad) * sizeof(index_type)));
+    nearsparse::detail::cuda::check(
+        cudaFuncSetAttribute(
+            band_tiles<Scalar, Path>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            int(tiles_bytes + std::size_t(hm_band_max_range + 4 * table_pad) * sizeof(index_type))),
+        multiply_name, "cudaFuncSetAttribute(band_tiles)");
   });
   // Column tiles a row tile can meet: its 64 rows reach tile - 1 + span(C) columns.
   const unsigned columns = unsigned((tile - 1 + p.c.range.span()) / tile + 2);
@@ -351,11 +358,7 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_band_args<Scalar>& args) {
   } else {
     launch_path<Scalar, fma_path<Scalar>>(exec, p, spans);
   }
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw nearsparse::runtime_error(nearsparse::detail::concat(
-        "nearsparse::diagonal::multiply (CUDA band tiles): the kernel's launch failed: ",
-        cudaGetErrorString(status)));
+  nearsparse::detail::cuda::check_launch(multiply_name, "band_tiles");
 }
 
 }  // namespace
@@ -367,5 +370,34 @@ void cuda_hm_band_tiles(const Kokkos::Cuda& exec, const cuda_hm_band_args<double
 void cuda_hm_band_tiles(const Kokkos::Cuda& exec, const cuda_hm_band_args<float>& args) {
   launch(exec, args);
 }
+
+template <class Scalar, class Mem>
+void hm_multiply_with_plan(const Kokkos::Cuda& exec, const hm_product_plan<Scalar, Mem>& plan,
+                           Scalar alpha, const hm_matrix<Scalar, Mem>& a,
+                           const hm_matrix<Scalar, Mem>& b, Scalar beta,
+                           const hm_matrix<Scalar, Mem>& c, const product_options& options) {
+  // automatic takes the tiles where they pay (the plan's band_tiles()), specialized wherever the
+  // band kernel can run the product.
+  const bool output_stationary = options.algorithm == hm_algorithm::output_stationary;
+  const bool available = output_stationary &&
+                         (options.implementation == nearsparse::implementation::specialized
+                              ? cuda_hm_band_fits(a, plan.op_a(), b, plan.op_b(), plan.c_offsets())
+                              : plan.band_tiles());
+  if (nearsparse::detail::take_specialized(multiply_name, options.implementation, available,
+                                           exec.name(),
+                                           cuda_hm_declined(options.algorithm, false))) {
+    cuda_hm_band_tiles(exec, cuda_hm_band_args_of(alpha, a, plan.op_a(), b, plan.op_b(), beta, c,
+                                                  options.tensor_cores, false));
+    return;
+  }
+  hm_multiply_with_plan_portable(exec, plan, alpha, a, b, beta, c, options.algorithm);
+}
+
+#define NEARSPARSE_INSTANTIATE_WITH_PLAN(S, M)                                                    \
+  template void hm_multiply_with_plan<S, M>(const Kokkos::Cuda&, const hm_product_plan<S, M>&, S, \
+                                            const hm_matrix<S, M>&, const hm_matrix<S, M>&, S,    \
+                                            const hm_matrix<S, M>&, const product_options&);
+NEARSPARSE_DIAGONAL_CUDA_INSTANTIATE(NEARSPARSE_INSTANTIATE_WITH_PLAN)
+#undef NEARSPARSE_INSTANTIATE_WITH_PLAN
 
 }  // namespace nearsparse::diagonal::detail

@@ -1,20 +1,31 @@
-// CUDA kernel of a whole HM product; see include/nearsparse/diagonal/detail/cuda_hm_whole.hpp.
+// CUDA kernel of a whole HM product (see include/nearsparse/diagonal/detail/cuda_hm_whole.hpp),
+// and the CUDA overload of the whole product, which takes it or the band tiles
+// (include/nearsparse/diagonal/detail/hm_product_dispatch.hpp).
+#include <nearsparse/core/detail/dispatch.hpp>
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/detail/cuda_hm_whole.hpp>
 #include <nearsparse/diagonal/detail/hm_device_pairs.hpp>
+#include <nearsparse/diagonal/hm_product.hpp>
+
+#include "../core/cuda/check.hpp"
+#include "cuda_hm_product.hpp"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
+#include <utility>
 
 namespace nearsparse::diagonal::detail {
 
 namespace {
 
 // A block per chunk of 1024 positions of one C diagonal, 256 threads each summing 4 positions
-// 256 apart. Each block first finds the pairs meeting on its chunk, a few dependent loads: on an
-// H100, blocks of 256 threads made small whole products (n = 1000-5000) 10-30 % faster than blocks
-// of 64 (the portable kernel's teams), since there are a quarter as many searches.
+// 256 apart. Each block first finds the pairs meeting on its chunk, a few dependent loads, so
+// blocks of 256 threads (rather than the portable kernel's teams of 64) do a quarter as many
+// searches for the same positions (perf/RESULTS.md, diag/structured).
 constexpr int block_threads = 256;
 constexpr int per_thread = 4;
 constexpr int chunk_positions = block_threads * per_thread;
@@ -176,15 +187,11 @@ void launch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
                              std::size_t(args.b_diagonals) * sizeof(int);
   whole_product<Scalar, Capacity>
       <<<unsigned(cs.chunk_ptr[nc]), block_threads, shared, exec.cuda_stream()>>>(o, cs);
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw nearsparse::runtime_error(nearsparse::detail::concat(
-        "nearsparse::diagonal::multiply (CUDA): the product kernel's launch failed: ",
-        cudaGetErrorString(status)));
+  nearsparse::detail::cuda::check_launch(multiply_name, "whole_product");
 }
 
 template <class Scalar>
-void dispatch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
+void launch_whole(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) {
   if (args.c_diagonals < 1 || args.c_diagonals > cuda_hm_whole_max_diagonals ||
       args.a_diagonals > cuda_hm_whole_max_operand_diagonals ||
       args.b_diagonals > cuda_hm_whole_max_operand_diagonals)
@@ -204,11 +211,133 @@ void dispatch(const Kokkos::Cuda& exec, const cuda_hm_whole_args<Scalar>& args) 
 }  // namespace
 
 void cuda_hm_whole(const Kokkos::Cuda& exec, const cuda_hm_whole_args<double>& args) {
-  dispatch(exec, args);
+  launch_whole(exec, args);
 }
 
 void cuda_hm_whole(const Kokkos::Cuda& exec, const cuda_hm_whole_args<float>& args) {
-  dispatch(exec, args);
+  launch_whole(exec, args);
 }
+
+namespace {
+
+// C's offsets, starts and values for the symbolic product `s`, from the allocation cache, with
+// one wait for the device for the three.
+template <class Scalar, class Mem>
+auto cached_c_arrays(const hm_symbolic_product& s) {
+  using matrix = hm_matrix<Scalar, Mem>;
+  namespace core = nearsparse::detail;
+  const std::size_t nc = s.c_offsets.size();
+  bool wait = false;
+  auto arrays =
+      std::make_tuple(core::cached_view_taken<typename matrix::offsets_view>(
+                          wait, "nearsparse::hm_product.C.offsets", nc),
+                      core::cached_view_taken<typename matrix::starts_view>(
+                          wait, "nearsparse::hm_product.C.starts", nc + 1),
+                      core::cached_view_taken<typename matrix::values_view>(
+                          wait, "nearsparse::hm_product.C.values", std::size_t(s.c_starts.back())));
+  core::fence_cached_views<Mem>(wait);
+  return arrays;
+}
+
+// The whole product in band tiles, one launch. When C stores every diagonal of its range (two
+// bands make such a C) the kernel writes C's device structure; otherwise it is copied up first
+// (two small copies).
+template <class Scalar, class Mem>
+hm_matrix<Scalar, Mem> band_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
+                                  const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                  hm_symbolic_product s, bool tensor_cores) {
+  const std::size_t nc = s.c_offsets.size();
+  const bool c_is_band = hm_band_range_of(s.c_offsets, false).whole();
+  auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
+  if (!c_is_band) {
+    // Pageable copies: the sources are consumed before the calls return.
+    Kokkos::deep_copy(exec, offsets,
+                      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          s.c_offsets.data(), nc));
+    Kokkos::deep_copy(exec, starts,
+                      Kokkos::View<const index_type*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          s.c_starts.data(), nc + 1));
+  }
+  const auto c = hm_product_access::make_matrix<Scalar, Mem>(
+      s.rows, s.cols, std::move(s.c_offsets), std::move(s.c_starts), std::move(offsets),
+      std::move(starts), std::move(values));
+  cuda_hm_band_tiles(exec, cuda_hm_band_args_of(Scalar(1), a, op_a, b, op_b, Scalar(0), c,
+                                                tensor_cores, c_is_band));
+  return c;
+}
+
+// Whether the fused kernel takes this product.
+bool fused_takes(const hm_symbolic_product& s, int a_diagonals, int b_diagonals) {
+  const std::size_t nc = s.c_offsets.size();
+  return nc >= 1 && nc <= std::size_t(cuda_hm_whole_max_diagonals) &&
+         s.chunk_ptr.back() <= std::numeric_limits<int>::max() &&  // a block per chunk
+         a_diagonals <= cuda_hm_whole_max_operand_diagonals &&
+         b_diagonals <= cuda_hm_whole_max_operand_diagonals;
+}
+
+// The whole product through the fused kernel: C's three arrays from the allocation cache and one
+// launch.
+template <class Scalar, class Mem>
+hm_matrix<Scalar, Mem> fused_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
+                                   const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                   hm_symbolic_product s) {
+  const std::size_t nc = s.c_offsets.size();
+  auto [offsets, starts, values] = cached_c_arrays<Scalar, Mem>(s);
+  cuda_hm_whole_args<Scalar> args;
+  args.m = s.rows;
+  args.k = s.inner;
+  args.n = s.cols;
+  args.a_transposed = op_a == op::transpose;
+  args.b_transposed = op_b == op::transpose;
+  args.a_diagonals = a.diagonal_count();
+  args.b_diagonals = b.diagonal_count();
+  args.a_offsets = a.offsets().data();
+  args.a_starts = a.starts().data();
+  args.a = a.values().data();
+  args.b_offsets = b.offsets().data();
+  args.b_starts = b.starts().data();
+  args.b = b.values().data();
+  args.c_diagonals = int(nc);
+  args.host_c_offsets = s.c_offsets.data();
+  args.host_c_starts = s.c_starts.data();
+  args.c_offsets = offsets.data();
+  args.c_starts = starts.data();
+  args.c = values.data();
+  cuda_hm_whole(exec, args);
+  return hm_product_access::make_matrix<Scalar, Mem>(s.rows, s.cols, std::move(s.c_offsets),
+                                                     std::move(s.c_starts), std::move(offsets),
+                                                     std::move(starts), std::move(values));
+}
+
+}  // namespace
+
+template <class Scalar, class Mem>
+hm_matrix<Scalar, Mem> hm_multiply_whole(const Kokkos::Cuda& exec, const hm_matrix<Scalar, Mem>& a,
+                                         const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
+                                         hm_symbolic_result<Mem> symbolic,
+                                         const product_options& options) {
+  auto& s = symbolic.host;
+  const bool output_stationary = options.algorithm == hm_algorithm::output_stationary;
+  const bool specialized = options.implementation == nearsparse::implementation::specialized;
+  const bool band_pays = output_stationary && hm_band_tiles_pay_for(s, a, b, op_a, op_b);
+  const bool fused = output_stationary && fused_takes(s, a.diagonal_count(), b.diagonal_count());
+  const bool band_fits =
+      output_stationary && specialized && cuda_hm_band_fits(a, op_a, b, op_b, s.c_offsets);
+  if (nearsparse::detail::take_specialized(multiply_name, options.implementation,
+                                           band_pays || fused || band_fits, exec.name(),
+                                           cuda_hm_declined(options.algorithm, true))) {
+    if (band_pays || !fused)
+      return band_whole(exec, a, b, op_a, op_b, std::move(s), options.tensor_cores);
+    return fused_whole(exec, a, b, op_a, op_b, std::move(s));
+  }
+  return hm_multiply_whole_portable(exec, a, b, op_a, op_b, std::move(symbolic), options.algorithm);
+}
+
+#define NEARSPARSE_INSTANTIATE_WHOLE(S, M)                                                      \
+  template hm_matrix<S, M> hm_multiply_whole<S, M>(const Kokkos::Cuda&, const hm_matrix<S, M>&, \
+                                                   const hm_matrix<S, M>&, op, op,              \
+                                                   hm_symbolic_result<M>, const product_options&);
+NEARSPARSE_DIAGONAL_CUDA_INSTANTIATE(NEARSPARSE_INSTANTIATE_WHOLE)
+#undef NEARSPARSE_INSTANTIATE_WHOLE
 
 }  // namespace nearsparse::diagonal::detail

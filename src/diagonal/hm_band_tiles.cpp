@@ -35,10 +35,14 @@ double hm_band_tile_work(int m, int k, int n, const hm_band_range& a, const hm_b
   return work;
 }
 
+bool hm_band_tiles_fit(const hm_band_range& a, const hm_band_range& b, const hm_band_range& c) {
+  return a.count > 0 && b.count > 0 && c.count > 0 &&
+         double(a.span()) + b.span() + c.span() <= hm_band_max_range;
+}
+
 bool hm_band_tiles_pay(int m, int k, int n, const hm_band_range& a, const hm_band_range& b,
                        const hm_band_range& c, double multiply_adds) {
-  if (a.count == 0 || b.count == 0 || c.count == 0) return false;
-  if (double(a.span()) + b.span() + c.span() > hm_band_max_range) return false;
+  if (!hm_band_tiles_fit(a, b, c)) return false;
   if (2 * a.count < a.span() || 2 * b.count < b.span()) return false;
   if (multiply_adds < hm_band_min_multiply_adds) return false;
   return hm_band_tile_work(m, k, n, a, b, c) <= hm_band_max_waste * multiply_adds;

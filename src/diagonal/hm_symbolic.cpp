@@ -13,7 +13,7 @@ namespace nearsparse::diagonal::detail {
 namespace {
 /// Working arrays of the symbolic phase, kept per thread from call to call. Fresh ones can cost
 /// more than the counting itself: freeing a few hundred kilobytes may return the pages to the
-/// system, and touching new ones faults each page in (perf/RESULTS.md, session 24).
+/// system, and touching new ones faults each page in (perf/RESULTS.md, diag/structured).
 struct symbolic_scratch {
   std::vector<int> per_c;              // pairs per offset of C's range
   std::vector<std::uint64_t> present;  // a bit per offset of C's range

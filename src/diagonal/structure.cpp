@@ -1,9 +1,10 @@
 // Host-side checks and bookkeeping of the diagonal formats' structure.
 
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
+#include <nearsparse/diagonal/detail/product_checks.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
-#include <nearsparse/diagonal/hm_product.hpp>
 #include <nearsparse/diagonal/operation.hpp>
 
 #include <algorithm>
@@ -78,7 +79,7 @@ void require_finite_scalar(const char* function, const char* name, double value)
 std::vector<int> banded_compact_indices(int n, int lower, int upper) {
   if (n < 0 || lower < 0 || upper < 0)
     nearsparse::detail::throw_invalid_argument(
-        "banded_compact_indices", "n/lower/upper",
+        "nearsparse::diagonal::banded_compact_indices", "n/lower/upper",
         nearsparse::detail::concat("must not be negative, got n = ", n, ", lower = ", lower,
                                    ", upper = ", upper));
   std::vector<bool> used(std::size_t(n), false);
@@ -90,12 +91,42 @@ std::vector<int> banded_compact_indices(int n, int lower, int upper) {
   return out;
 }
 
+namespace {
+
+constexpr nearsparse::detail::enum_name<op> op_names[] = {{op::none, "none"},
+                                                          {op::transpose, "transpose"}};
+constexpr nearsparse::detail::enum_name<hm_algorithm> hm_algorithm_names[] = {
+    {hm_algorithm::output_stationary, "output_stationary"}, {hm_algorithm::atomic, "atomic"}};
+
+}  // namespace
+
 const char* to_string(op operation) {
-  return operation == op::none ? "none" : "transpose";
+  return nearsparse::detail::enum_to_string(op_names, operation);
 }
 
 const char* to_string(hm_algorithm algorithm) {
-  return algorithm == hm_algorithm::output_stationary ? "output_stationary" : "atomic";
+  return nearsparse::detail::enum_to_string(hm_algorithm_names, algorithm);
 }
+
+op parse_op(const std::string& name, const char* function, const char* argument) {
+  return nearsparse::detail::enum_from_string(op_names, name, function, argument);
+}
+
+hm_algorithm parse_hm_algorithm(const std::string& name, const char* function,
+                                const char* argument) {
+  return nearsparse::detail::enum_from_string(hm_algorithm_names, name, function, argument);
+}
+
+namespace detail {
+
+void check_product_options(const char* function, const product_options& options) {
+  if (!nearsparse::detail::enum_is_valid(hm_algorithm_names, options.algorithm))
+    nearsparse::detail::throw_invalid_argument(
+        function, "options.algorithm",
+        nearsparse::detail::concat("is ", static_cast<int>(options.algorithm),
+                                   "; it must be output_stationary or atomic"));
+}
+
+}  // namespace detail
 
 }  // namespace nearsparse::diagonal

@@ -10,10 +10,10 @@
 namespace nearsparse::diagonal {
 
 std::vector<int> banded_offsets(int rows, int cols, int lower, int upper) {
-  detail::check_shape("banded_offsets", rows, cols);
+  detail::check_shape("nearsparse::diagonal::banded_offsets", rows, cols);
   if (lower < 0 || upper < 0)
     nearsparse::detail::throw_invalid_argument(
-        "banded_offsets", "lower/upper",
+        "nearsparse::diagonal::banded_offsets", "lower/upper",
         nearsparse::detail::concat("must not be negative, got ", lower, " and ", upper));
   std::vector<int> out;
   if (rows == 0 || cols == 0) return out;
@@ -22,11 +22,11 @@ std::vector<int> banded_offsets(int rows, int cols, int lower, int upper) {
 }
 
 std::vector<int> random_offsets(int rows, int cols, int count, std::uint64_t seed, bool with_main) {
-  detail::check_shape("random_offsets", rows, cols);
+  detail::check_shape("nearsparse::diagonal::random_offsets", rows, cols);
   const long long available = rows > 0 && cols > 0 ? (long long)rows + cols - 1 : 0;
   if (count < 0 || count > available)
     nearsparse::detail::throw_invalid_argument(
-        "random_offsets", "count",
+        "nearsparse::diagonal::random_offsets", "count",
         nearsparse::detail::concat("is ", count, "; a ", rows, " x ", cols, " matrix has ",
                                    available, " diagonals"));
   std::vector<int> out;

@@ -1,4 +1,6 @@
 // CUDA kernel of the augmented SpMMV; see include/nearsparse/kpm/detail/cuda_aug_spmmv.hpp.
+#include "../core/cuda/check.hpp"
+
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm/detail/cuda_aug_spmmv.hpp>
 
@@ -8,8 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -74,21 +74,20 @@ struct sell_access {
 };
 
 /// G lanes per row (a power of two <= 32), CPL columns per lane (R <= G * CPL). At most 4
-/// resident blocks of 256 threads, i.e. 64 registers: with 8 (32 registers) one column per lane
-/// spilled and took R = 1 from 0.18 to 0.23 ms per step on an H100; with 2 or 4 columns, more
-/// than 4 resident blocks spills and measured 1.5x-3x slower.
+/// resident blocks of 256 threads, i.e. 64 registers: with 8 resident blocks (32 registers) the
+/// kernel spills for every CPL, which costs more than the occupancy gains (perf/RESULTS.md,
+/// kpm/step).
 ///
 /// Rows go to blocks in chunks: Lines runs of chunk_iters * rows_per_window consecutive rows
 /// each, walked together window by window (each window takes rows_per_window / Lines rows of
 /// every run). A block thus visits rows that read the same nearby vector rows one after another
 /// (in L1), and chunks that share far neighbours run at the same phase (row_period.hpp). Where a
 /// run is the matrix's stencil period, two runs walked together also share the neighbours one
-/// period apart (Lines = 2, taken for 16 lanes per row only, where it measured 0.7 % faster on
-/// the whole recurrence at R = 32; the 32-lane shape spilled with it and ran slower).
+/// period apart (Lines = 2, taken for 16 lanes per row only: the 32-lane shape spills with it).
 /// With `counter` null, block b takes chunks b, b + gridDim.x, ...; otherwise each block takes the
 /// next chunk from counter[0] when it is done with one (the last block to finish resets both
 /// counters for the next launch), so chunks run in nearly global order and blocks finish
-/// together: R = 64 went from 3.13 to 2.76 ms per step on an H100 (perf/RESULTS.md).
+/// together instead of the last wave running nearly empty (perf/RESULTS.md, kpm/step).
 ///
 /// Broadcast: a group of G lanes loads G of a row's entries at once and shares them by shuffles
 /// (always with 32 lanes; see broadcast_group). FixedR > 0 is R known at compile time, G * CPL.
@@ -101,8 +100,7 @@ __global__ void __launch_bounds__(block_threads, 4)
                double* __restrict__ eta, int eta_ld, int step, int chunk_iters,
                unsigned* __restrict__ counter) {
   using T = typename Ops::type;
-  // A compile-time R lets the compiler drop the column checks and fold the addressing: at R = 32
-  // on an H100 a step took 1.33-1.35 ms with it and 1.44-1.45 ms without (perf/RESULTS.md).
+  // A compile-time R lets the compiler drop the column checks and fold the addressing.
   const int R = FixedR > 0 ? FixedR : R_in;
   const int lane = threadIdx.x & 31;
   const int g = lane % G;  // lane within the group: columns g, g + G, ...
@@ -115,8 +113,8 @@ __global__ void __launch_bounds__(block_threads, 4)
 #pragma unroll
   for (int k = 0; k < CPL; ++k) vv[k] = wv[k] = 0;
 
-  // Row arithmetic stays in 32 bits inside a chunk (rows < 2^31); a 64-bit division per window
-  // cost about 1 % of a step at R = 32.
+  // Row arithmetic stays in 32 bits inside a chunk (rows < 2^31): a 64-bit division per window
+  // is a measurable share of a step.
   const int rows = row_end - row_begin;
   static_assert(rows_per_window % Lines == 0, "a window takes the same rows of every run");
   constexpr int segment = rows_per_window / Lines;  // rows of each run per window
@@ -268,21 +266,12 @@ unsigned* next_counter_slot() {
   return base + 2 * (turn.fetch_add(1, std::memory_order_relaxed) % counter_slots);
 }
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw nearsparse::runtime_error(std::string("nearsparse::kpm::aug_spmmv (CUDA): ") + what +
-                                    ": " + cudaGetErrorString(e));
-}
+using nearsparse::detail::cuda::check;
 
-/// Windows of `window` rows per chunk: NEARSPARSE_KPM_CUDA_CHUNK=<rows> (rounded to whole windows)
-/// when set, for tuning; else the most windows, up to 512 rows, whose rows divide the period.
-int chunk_windows(const cuda_aug_args& a, int window) {
-  static const int env = [] {
-    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_CHUNK");
-    int v = 0;
-    return e && std::sscanf(e, "%d", &v) == 1 && v > 0 ? v : 0;
-  }();
-  if (env > 0) return std::max(1, (env + window / 2) / window);
+/// Windows of `window` rows per chunk: tuning.chunk_rows (rounded to whole windows) when set;
+/// else the most windows, up to 512 rows, whose rows divide the period.
+int chunk_windows(const cuda_aug_args& a, const cuda_tuning& tuning, int window) {
+  if (tuning.chunk_rows > 0) return std::max(1, (tuning.chunk_rows + window / 2) / window);
   int best = 1;
   for (int k = 1; a.period > 0 && k * window <= 512; ++k)
     if (a.period % (k * window) == 0) best = k;
@@ -291,34 +280,33 @@ int chunk_windows(const cuda_aug_args& a, int window) {
 
 /// Kokkos sets the device's cache preference to shared memory when it initializes
 /// (cudaDeviceSetCacheConfig), which leaves this kernel a small L1 for its gathers. Ask for just
-/// the shared memory that 4 resident blocks need: at R = 32 on an H100 that took a step from
-/// 1.72 to 1.54 ms (L1 hit rate of the gathers 33 % -> 58 %, Nsight Compute). The kernel's own
-/// cache preference (L1) is set as well, so the device-wide one never applies to it; with the
-/// carveout in place that measured the same as the carveout alone.
+/// the shared memory that 4 resident blocks need, so the gathers hit L1 more often. The kernel's
+/// own cache preference (L1) is set as well, so the device-wide one never applies to it.
 template <class Kernel>
-void prefer_l1(Kernel* kernel) {
+void prefer_l1(Kernel* kernel, const char* function) {
   cudaFuncAttributes attributes{};
-  check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
+  check(cudaFuncGetAttributes(&attributes, kernel), function, "cudaFuncGetAttributes");
   int device = 0, per_sm = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaGetDevice(&device), function, "cudaGetDevice");
   check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
-        "cudaDeviceGetAttribute");
+        function, "cudaDeviceGetAttribute");
   const double needed = 4.0 * (double(attributes.sharedSizeBytes) + 1024);  // 1 KiB per block
   const int percent = per_sm > 0 ? std::min(100, int(std::ceil(100 * needed / per_sm))) : 100;
-  check(cudaFuncSetCacheConfig(kernel, cudaFuncCachePreferL1), "cudaFuncSetCacheConfig");
+  check(cudaFuncSetCacheConfig(kernel, cudaFuncCachePreferL1), function, "cudaFuncSetCacheConfig");
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent),
-        "cudaFuncSetAttribute");
+        function, "cudaFuncSetAttribute");
 }
 
-/// Whether groups of G lanes broadcast a row's entries (aug_kernel). On an H100 that made CRS
-/// steps faster with 4 lanes and more (R = 8: 0.58 -> 0.55 ms) and slower with 2 (R = 4: 0.35 ->
-/// 0.37 ms); for SELL, whose entries lie a chunk height apart, the group's loads touch a cache line
-/// each and R = 16 went from 1.06 to 1.21 ms, so SELL keeps one load per entry below 32 lanes.
+/// Whether groups of G lanes broadcast a row's entries (aug_kernel): for CRS with 4 lanes and
+/// more, where one load per G entries saves more than the shuffles cost (with 2 lanes it does
+/// not); for SELL, whose entries lie a chunk height apart, the group's loads touch a cache line
+/// each, so SELL keeps one load per entry below 32 lanes (perf/RESULTS.md, kpm/step).
 template <class Access, int G>
 constexpr bool broadcast_group = G == 32 || (std::is_same_v<Access, crs_access> && G >= 4);
 
 template <class Ops, class Access, int G, int CPL>
-void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
+void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a,
+            const cuda_tuning& tuning) {
   using T = typename Ops::type;
   const long long rows = a.row_end - a.row_begin;
   constexpr int groups_per_block = block_threads / G;
@@ -327,33 +315,29 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
   static int sms = 0;
   if (sms == 0) {
     int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+    check(cudaGetDevice(&device), a.function, "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), a.function,
           "cudaDeviceGetAttribute");
   }
-  const int chunk_iters = chunk_windows(a, groups_per_block);
+  const int chunk_iters = chunk_windows(a, tuning, groups_per_block);
   const long long run_rows = (long long)(groups_per_block)*chunk_iters;
-  // Two periods walked together (see the kernel); NEARSPARSE_KPM_CUDA_LINES=1 turns it off.
-  static const bool pair_periods = [] {
-    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_LINES");
-    return !(e && std::string(e) == "1");
-  }();
-  const bool paired = G == 16 && pair_periods && chunk_iters > 1 && run_rows == a.period;
+  // Two periods walked together (see the kernel) unless tuning.pair_periods is off.
+  const bool paired = G == 16 && tuning.pair_periods && chunk_iters > 1 && run_rows == a.period;
   auto run_fixed = [&](auto dots, auto lines, auto fixed_r) {
     constexpr int Lines = decltype(lines)::value;
     constexpr auto kernel = aug_kernel<Ops, Access, G, CPL, decltype(dots)::value, Lines,
                                        broadcast_group<Access, G>, decltype(fixed_r)::value>;
-    static const bool carved = (prefer_l1(kernel), true);
+    static const bool carved = (prefer_l1(kernel, a.function), true);
     (void)carved;
     // Chunks of several windows (a stencil period) go to blocks dynamically, over one wave of
     // resident blocks; one-window chunks keep the static order over 8 waves.
     long long grid = 8LL * sms;
     unsigned* counter = nullptr;
     if (chunk_iters > 1) {
-      static const int resident = [] {
+      static const int resident = [&] {
         int n = 0;
         check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, block_threads, 0),
-              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+              a.function, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         return std::max(1, n);
       }();
       counter = next_counter_slot();
@@ -368,16 +352,11 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
         a.eta_ld, a.step, chunk_iters, counter);
   };
   // R filling every lane (the shapes shape_for picks for powers of two) gets a kernel compiled
-  // for it (see FixedR), except one lane per row of a CRS matrix (R = 1), which measured slower
-  // that way on an H100 (0.256 against 0.237 ms per step); NEARSPARSE_KPM_CUDA_FIXED=0 turns it
-  // off, for comparison.
-  static const bool fixed_width = [] {
-    const char* e = std::getenv("NEARSPARSE_KPM_CUDA_FIXED");
-    return !(e && std::string(e) == "0");
-  }();
+  // for it (see FixedR) unless tuning.compiled_width is off, except one lane per row of a CRS
+  // matrix (R = 1), which is slower that way (perf/RESULTS.md, kpm/step).
   auto run = [&](auto dots, auto lines) {
     if constexpr (!(std::is_same_v<Access, crs_access> && G == 1 && CPL == 1)) {
-      if (fixed_width && a.R == G * CPL)
+      if (tuning.compiled_width && a.R == G * CPL)
         return run_fixed(dots, lines, std::integral_constant<int, G * CPL>{});
     }
     run_fixed(dots, lines, std::integral_constant<int, 0>{});
@@ -398,39 +377,35 @@ void launch(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args&
   } else {
     run_lines(one{});
   }
-  check(cudaGetLastError(), "kernel launch");
+  nearsparse::detail::cuda::check_launch(a.function, "aug_kernel");
 }
 
 template <class Ops, class Access, int CPL>
-void dispatch_group(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a, int G) {
+void dispatch_group(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a,
+                    const cuda_tuning& tuning, int G) {
   switch (G) {
     case 1:
-      return launch<Ops, Access, 1, CPL>(exec, access, a);
+      return launch<Ops, Access, 1, CPL>(exec, access, a, tuning);
     case 2:
-      return launch<Ops, Access, 2, CPL>(exec, access, a);
+      return launch<Ops, Access, 2, CPL>(exec, access, a, tuning);
     case 4:
-      return launch<Ops, Access, 4, CPL>(exec, access, a);
+      return launch<Ops, Access, 4, CPL>(exec, access, a, tuning);
     case 8:
-      return launch<Ops, Access, 8, CPL>(exec, access, a);
+      return launch<Ops, Access, 8, CPL>(exec, access, a, tuning);
     case 16:
-      return launch<Ops, Access, 16, CPL>(exec, access, a);
+      return launch<Ops, Access, 16, CPL>(exec, access, a, tuning);
     default:
-      return launch<Ops, Access, 32, CPL>(exec, access, a);
+      return launch<Ops, Access, 32, CPL>(exec, access, a, tuning);
   }
 }
 
-/// (G, CPL) for R columns; NEARSPARSE_KPM_CUDA_SHAPE="G,CPL" overrides it (for tuning).
-std::pair<int, int> shape_for(int R) {
-  static const char* env = std::getenv("NEARSPARSE_KPM_CUDA_SHAPE");
-  if (env) {
-    int g = 0, c = 0;
-    if (std::sscanf(env, "%d,%d", &g, &c) == 2 && g >= 1 && g <= 32 && (g & (g - 1)) == 0 &&
-        (c == 1 || c == 2 || c == 4) && g * c >= R)
-      return {g, c};
-  }
-  // Two columns per lane measured fastest on an H100 for 2 <= R <= 64 (two independent loads
-  // in flight per lane and entry; perf/RESULTS.md): R = 32 took 2.0 ms per step with 16 lanes x 2
-  // columns against 2.4 ms with 32 x 1 and 2.5 ms with 8 x 4.
+/// (G, CPL) for R columns; tuning.lanes_per_row and columns_per_lane override it where both are
+/// set (the entry points' check_tuning has refused a shape the kernel cannot take).
+std::pair<int, int> shape_for(int R, const cuda_tuning& tuning) {
+  const int tg = tuning.lanes_per_row, tc = tuning.columns_per_lane;
+  if (tg > 0 && tc > 0 && tg * tc >= R) return {tg, tc};
+  // Two columns per lane for 2 <= R <= 64: two independent loads in flight per lane and entry,
+  // which beats both one column on twice the lanes and four on half (perf/RESULTS.md, kpm/step).
   if (R == 1) return {1, 1};
   const int cpl = R <= 64 ? 2 : 4;
   int g = 1;
@@ -439,33 +414,36 @@ std::pair<int, int> shape_for(int R) {
 }
 
 template <class Ops, class Access>
-void dispatch_width(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a) {
-  const auto [G, CPL] = shape_for(a.R);
-  if (CPL == 1) return dispatch_group<Ops, Access, 1>(exec, access, a, G);
-  if (CPL == 2) return dispatch_group<Ops, Access, 2>(exec, access, a, G);
-  return dispatch_group<Ops, Access, 4>(exec, access, a, G);
+void dispatch_width(const Kokkos::Cuda& exec, const Access& access, const cuda_aug_args& a,
+                    const cuda_tuning& tuning) {
+  const auto [G, CPL] = shape_for(a.R, tuning);
+  if (CPL == 1) return dispatch_group<Ops, Access, 1>(exec, access, a, tuning, G);
+  if (CPL == 2) return dispatch_group<Ops, Access, 2>(exec, access, a, tuning, G);
+  return dispatch_group<Ops, Access, 4>(exec, access, a, tuning, G);
 }
 
 template <class Ops>
-void dispatch_format(const Kokkos::Cuda& exec, const cuda_aug_args& a) {
+void dispatch_format(const Kokkos::Cuda& exec, const cuda_aug_args& a, const cuda_tuning& tuning) {
   if (a.chunk_offsets)
-    dispatch_width<Ops>(exec, sell_access{a.chunk_offsets, a.chunk_lengths, a.chunk_height}, a);
+    dispatch_width<Ops>(exec, sell_access{a.chunk_offsets, a.chunk_lengths, a.chunk_height}, a,
+                        tuning);
   else
-    dispatch_width<Ops>(exec, crs_access{a.row_map}, a);
+    dispatch_width<Ops>(exec, crs_access{a.row_map}, a, tuning);
 }
 
 }  // namespace
 
-void cuda_aug_spmmv(const Kokkos::Cuda& exec, const cuda_aug_args& a) {
+void cuda_aug_spmmv(const Kokkos::Cuda& exec, const cuda_aug_args& a, const cuda_tuning& tuning) {
   if (a.row_end <= a.row_begin || a.R <= 0) return;
   if (a.R > cuda_aug_max_columns)
-    throw nearsparse::invalid_argument(
-        "nearsparse::kpm::cuda_aug_spmmv: R = " + std::to_string(a.R) + " exceeds " +
-        std::to_string(cuda_aug_max_columns));
+    nearsparse::detail::throw_invalid_argument(
+        a.function, "options.num_vectors",
+        nearsparse::detail::concat("is ", a.R, ", more than the ", cuda_aug_max_columns,
+                                   " vectors the CUDA kernel takes"));
   if (a.complex_values)
-    dispatch_format<complex_ops>(exec, a);
+    dispatch_format<complex_ops>(exec, a, tuning);
   else
-    dispatch_format<real_ops>(exec, a);
+    dispatch_format<real_ops>(exec, a, tuning);
 }
 
 }  // namespace nearsparse::kpm::detail

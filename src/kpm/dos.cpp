@@ -1,4 +1,5 @@
 // Damping kernels and the reconstruction of the density of states.
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm/dos.hpp>
 
@@ -13,24 +14,17 @@ namespace {
 constexpr double pi = 3.14159265358979323846;
 }
 
+namespace {
+constexpr nearsparse::detail::enum_name<damping> damping_names[] = {
+    {damping::jackson, "jackson"}, {damping::lorentz, "lorentz"}, {damping::none, "none"}};
+}  // namespace
+
 const char* to_string(damping d) {
-  switch (d) {
-    case damping::jackson:
-      return "jackson";
-    case damping::lorentz:
-      return "lorentz";
-    case damping::none:
-      return "none";
-  }
-  return "unknown";
+  return nearsparse::detail::enum_to_string(damping_names, d);
 }
 
-damping damping_from_string(const std::string& name) {
-  for (auto d : {damping::jackson, damping::lorentz, damping::none})
-    if (name == to_string(d)) return d;
-  nearsparse::detail::throw_invalid_argument(
-      "nearsparse::kpm::damping_from_string", "name",
-      nearsparse::detail::concat("'", name, "' is not one of jackson, lorentz, none"));
+damping parse_damping(const std::string& name, const char* function, const char* argument) {
+  return nearsparse::detail::enum_from_string(damping_names, name, function, argument);
 }
 
 std::vector<double> damping_factors(damping kind, int num_moments, double lambda) {
@@ -52,13 +46,13 @@ std::vector<double> damping_factors(damping kind, int num_moments, double lambda
   return g;
 }
 
-double density_of_states_result::integral() const {
+double dos_curve::integral() const {
   double s = 0;
   for (std::size_t k = 0; k < density.size(); ++k) s += weights[k] * density[k];
   return s;
 }
 
-density_of_states_result density_of_states(const moments_result& m, const dos_options& o) {
+dos_curve density_of_states(const chebyshev_moments& m, const dos_options& o) {
   constexpr const char* fn = "nearsparse::kpm::density_of_states";
   using nearsparse::detail::concat;
   const int M = int(m.mu.size());
@@ -67,10 +61,10 @@ density_of_states_result density_of_states(const moments_result& m, const dos_op
   require(o.points >= 0 && o.points <= (1 << 24), fn, "options.points",
           concat("must be in [0, 2^24] (0: 2 M), got ", o.points));
   const int K = o.points == 0 ? 2 * M : o.points;
-  const auto g = damping_factors(o.kernel, M, o.lorentz_lambda);
+  const auto g = damping_factors(o.damping, M, o.lorentz_lambda);
   const double a = m.map.a, N = double(m.rows);
 
-  density_of_states_result out;
+  dos_curve out;
   std::vector<double> xs(static_cast<std::size_t>(K)), wx(static_cast<std::size_t>(K));
   if (o.grid == energy_grid::chebyshev) {
     // Gauss-Chebyshev nodes: sum_k (pi/K) f(x_k) integrates f(x)/sqrt(1-x^2) exactly for
@@ -121,7 +115,7 @@ density_of_states_result density_of_states(const moments_result& m, const dos_op
   return out;
 }
 
-void write_csv(const density_of_states_result& dos, const std::string& path) {
+void write_csv(const dos_curve& dos, const std::string& path) {
   std::ofstream f(path);
   if (!f)
     throw nearsparse::runtime_error(

@@ -1,31 +1,29 @@
-// Moments from the recurrence's dot products, and the names of the algorithms.
+// Moments from the recurrence's dot products, the names of the algorithms, and the check of the
+// CUDA kernel's tuning.
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/chebyshev_moments.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
-#include <nearsparse/kpm/moments_result.hpp>
 
 #include <cmath>
 #include <string>
 
 namespace nearsparse::kpm {
 
+namespace {
+constexpr nearsparse::detail::enum_name<algorithm> algorithm_names[] = {
+    {algorithm::naive, "naive"},
+    {algorithm::aug_spmv, "aug_spmv"},
+    {algorithm::aug_spmmv, "aug_spmmv"}};
+}  // namespace
+
 const char* to_string(algorithm a) {
-  switch (a) {
-    case algorithm::naive:
-      return "naive";
-    case algorithm::aug_spmv:
-      return "aug_spmv";
-    case algorithm::aug_spmmv:
-      return "aug_spmmv";
-  }
-  return "unknown";
+  return nearsparse::detail::enum_to_string(algorithm_names, a);
 }
 
-algorithm algorithm_from_string(const std::string& name) {
-  for (auto a : {algorithm::naive, algorithm::aug_spmv, algorithm::aug_spmmv})
-    if (name == to_string(a)) return a;
-  nearsparse::detail::throw_invalid_argument(
-      "nearsparse::kpm::algorithm_from_string", "name",
-      nearsparse::detail::concat("'", name, "' is not one of naive, aug_spmv, aug_spmmv"));
+algorithm parse_algorithm(const std::string& name, const char* function, const char* argument) {
+  return nearsparse::detail::enum_from_string(algorithm_names, name, function, argument);
 }
 
 step_cost step_cost_of(algorithm method, std::int64_t rows, std::int64_t nonzeros, int R,
@@ -52,7 +50,23 @@ step_cost step_cost_of(algorithm method, std::int64_t rows, std::int64_t nonzero
 
 namespace detail {
 
-void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_result& result,
+void check_tuning(const cuda_tuning& t, int R, const char* function) {
+  using nearsparse::detail::concat;
+  require(t.chunk_rows >= 0, function, "options.tuning.chunk_rows",
+          concat("must be 0 (automatic) or a row count, got ", t.chunk_rows));
+  const int g = t.lanes_per_row, c = t.columns_per_lane;
+  if (g == 0 && c == 0) return;
+  require(
+      g >= 1 && g <= 32 && (g & (g - 1)) == 0, function, "options.tuning.lanes_per_row",
+      concat("must be 1, 2, 4, 8, 16 or 32 (or 0 with columns_per_lane 0: automatic), got ", g));
+  require(c == 1 || c == 2 || c == 4, function, "options.tuning.columns_per_lane",
+          concat("must be 1, 2 or 4 (or 0 with lanes_per_row 0: automatic), got ", c));
+  require(
+      g * c >= R, function, "options.tuning.lanes_per_row, columns_per_lane",
+      concat("cover ", g, " x ", c, " = ", g * c, " columns, fewer than the R = ", R, " vectors"));
+}
+
+void moments_from_eta(const std::vector<double>& eta, int steps, int R, chebyshev_moments& result,
                       const char* function) {
   const int M = result.num_moments;
   result.mu.assign(std::size_t(M), 0.0);
@@ -87,9 +101,9 @@ void moments_from_eta(const std::vector<double>& eta, int steps, int R, moments_
   }
 }
 
-moments_result finish_moments(const std::vector<double>& eta, const run_description& run,
-                              const char* function) {
-  moments_result m;
+chebyshev_moments finish_moments(const std::vector<double>& eta, const run_description& run,
+                                 const char* function) {
+  chebyshev_moments m;
   m.num_moments = run.num_moments;
   m.num_vectors = run.num_vectors;
   m.steps = run.steps;

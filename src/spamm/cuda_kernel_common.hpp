@@ -6,6 +6,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
 
+#include "../core/cuda/check.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -13,7 +15,10 @@
 #include <mutex>
 #include <string>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
+
+/// The entry point the CUDA multiplication kernels' errors name.
+inline constexpr const char* multiply_function = "nearsparse::spamm::multiply";
 
 struct kernel_params {
   const void* a;
@@ -73,13 +78,21 @@ inline const device_info& info_of(int device) {
   static device_info cache[64];
   static std::once_flag once[64];
   if (device < 0 || device >= 64)
-    throw runtime_error("nearsparse::spamm: CUDA device id out of range");
+    throw runtime_error(nearsparse::detail::concat(multiply_function, ": CUDA device id ", device,
+                                                   " is out of range (at most 63)"));
   std::call_once(once[device], [device] {
+    using nearsparse::detail::cuda::check;
+    constexpr const char* call = "cudaDeviceGetAttribute";
     device_info& d = cache[device];
-    cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, device);
-    cudaDeviceGetAttribute(&d.shared_memory_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, device);
+    check(cudaDeviceGetAttribute(&d.multiprocessors, cudaDevAttrMultiProcessorCount, device),
+          multiply_function, call);
+    check(cudaDeviceGetAttribute(&d.shared_memory_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                 device),
+          multiply_function, call);
+    check(cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device),
+          multiply_function, call);
+    check(cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, device),
+          multiply_function, call);
   });
   return cache[device];
 }
@@ -91,24 +104,18 @@ template <class Kernel>
 void set_shared_memory(int device, Kernel kernel, std::size_t bytes, std::size_t (&raised_to)[64]) {
   const int limit = info_of(device).shared_memory_optin;
   if (bytes > static_cast<std::size_t>(limit))
-    throw unsupported(detail::concat("nearsparse::spamm::multiply: the product needs ", bytes,
-                                     " bytes of shared memory per block; the device offers ",
-                                     limit));
+    throw unsupported(
+        nearsparse::detail::concat(multiply_function, ": the product needs ", bytes,
+                                   " bytes of shared memory per block; the device offers ", limit));
   if (bytes > raised_to[device]) {
-    const cudaError_t status = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (status != cudaSuccess)
-      throw runtime_error(detail::concat("nearsparse::spamm::multiply: cannot grant ", bytes,
-                                         " bytes of shared memory: ", cudaGetErrorString(status)));
+    const std::string call = nearsparse::detail::concat(
+        "cudaFuncSetAttribute (a dynamic shared memory size of ", bytes, " bytes)");
+    nearsparse::detail::cuda::check(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(bytes)),
+        multiply_function, call.c_str());
     raised_to[device] = bytes;
   }
-}
-
-inline void check_launch(const char* what) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw runtime_error(std::string("nearsparse::spamm::multiply: ") + what +
-                        " launch failed: " + cudaGetErrorString(status));
 }
 
 #ifdef __CUDACC__
@@ -175,4 +182,4 @@ __device__ int build_kept_list(const kernel_params& p, int ti0, int tj0, int sub
 }
 #endif
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -22,8 +22,8 @@
 // standalone program can include it to time variants of its kernels.
 #include <nearsparse/core/errors.hpp>
 
-#include "../core/cuda_async_copy.hpp"
-#include "../core/cuda_mma_f64.hpp"
+#include "../core/cuda/async_copy.hpp"
+#include "../core/cuda/mma_f64.hpp"
 #include "cuda_kernel_common.hpp"
 #include "cuda_mma_sync.hpp"
 
@@ -33,7 +33,7 @@
 #include <mutex>
 #include <string>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 namespace {
 
 using nearsparse::detail::cp_async16;
@@ -143,9 +143,9 @@ struct mma_fp64 {
   __device__ static int c_col(int lane, int e) { return (lane & 3) * 2 + e; }
 };
 
-// fp64 on compute capability 9.0 and later: m16n8k16 (src/core/cuda_mma_f64.hpp), the shape
-// that reaches Hopper's FP64 tensor rate (m8n8k4 above: at N = 8192 on an H100, 0.40x of cuBLAS
-// DGEMM against 0.60x-0.68x, perf/RESULTS.md), with rows of BK + 2 doubles.
+// fp64 on compute capability 9.0 and later: m16n8k16 (src/core/cuda/mma_f64.hpp), the shape
+// that reaches Hopper's FP64 tensor rate, which m8n8k4 above does not (see perf/RESULTS.md,
+// spamm/cuda/.../fp64), with rows of BK + 2 doubles.
 struct mma_fp64_k16 : nearsparse::detail::mma_f64_m16n8k16 {
   using storage = double;
   using acc = double;
@@ -351,9 +351,9 @@ __device__ __forceinline__ void fma_step(float (&acc)[fma_shape<BM>::R][fma_shap
   }
 }
 
-// 128 x 128: two blocks per multiprocessor (at most 128 registers): with one, 8 warps could not
-// hide the shared-memory latency and the barrier of each step (0.62x against 0.76x of cuBLAS
-// SGEMM at N = 8192, perf/RESULTS.md). 64 x 64 needs far fewer registers.
+// 128 x 128: two blocks per multiprocessor (at most 128 registers): with one, 8 warps cannot
+// hide the shared-memory latency and the barrier of each step (see perf/RESULTS.md,
+// spamm/cuda/.../fp32). 64 x 64 needs far fewer registers.
 template <int BM, class CT>
 __global__ void __launch_bounds__(fma_threads, BM == 128 ? 2 : 4)
     fma_kernel(const kernel_params p, CT* __restrict__ c) {
@@ -489,7 +489,7 @@ void launch_mma(cudaStream_t stream, int device, const multiply_problem& pr, dou
   set_shared_memory(device, kernel, bytes, raised_to);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, stream>>>(p, c);
-  check_launch("tensor-core kernel");
+  nearsparse::detail::cuda::check_launch(multiply_function, "mma_kernel");
 }
 
 // 128 x 128 blocks unless they would leave most multiprocessors idle.
@@ -514,7 +514,7 @@ void launch_fma(cudaStream_t stream, int device, const multiply_problem& pr, dou
   set_shared_memory(device, kernel, bytes, raised_to);  // dynamic: masks and list
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, fma_threads, bytes, stream>>>(p, c);
-  check_launch("FMA kernel");
+  nearsparse::detail::cuda::check_launch(multiply_function, "fma_kernel");
 }
 
 // 128 x 128 blocks unless they would leave most multiprocessors idle: at N = 1024 the 64 blocks
@@ -535,7 +535,7 @@ void multiply_any(cudaStream_t stream, int device, const multiply_problem& pr, d
                   double beta, CT* c, std::size_t s0, std::size_t s1) {
   if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
   switch (pr.precision) {
-    case spamm_precision::fp64:
+    case spamm::precision::fp64:
       // m16n8k16 stages take 209 KB of shared memory; a k of more than about 3900 tiles leaves
       // no room for the kept list beside them, and m8n8k4 (123 KB) runs it instead.
       if (fp64_k16_runs(device) &&
@@ -546,16 +546,16 @@ void multiply_any(cudaStream_t stream, int device, const multiply_problem& pr, d
         dispatch_mma<mma_fp64>(stream, device, pr, alpha, beta, c, s0, s1);
       }
       break;
-    case spamm_precision::fp32:
+    case spamm::precision::fp32:
       dispatch_fma(stream, device, pr, alpha, beta, c, s0, s1);
       break;
-    case spamm_precision::tf32:
+    case spamm::precision::tf32:
       dispatch_mma<mma_tf32>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
-    case spamm_precision::fp16:
+    case spamm::precision::fp16:
       dispatch_mma<mma_fp16>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
-    case spamm_precision::bf16:
+    case spamm::precision::bf16:
       dispatch_mma<mma_bf16>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
   }
@@ -573,4 +573,4 @@ void mma_sync_multiply(cudaStream_t stream, int device, const multiply_problem& 
   multiply_any(stream, device, problem, alpha, beta, c, s0, s1);
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 /// C = alpha * (kept products of A and B) + beta * C on `stream`, C (m x n) at c with element
 /// (i, j) at c[i*s0 + j*s1].
@@ -18,4 +18,4 @@ void mma_sync_multiply(cudaStream_t stream, int device, const multiply_problem& 
 void mma_sync_multiply(cudaStream_t stream, int device, const multiply_problem& problem,
                        double alpha, double beta, double* c, std::size_t s0, std::size_t s1);
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

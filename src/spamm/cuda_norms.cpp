@@ -2,8 +2,10 @@
 // packed operand. Each thread reads 16-byte chunks of the tile and sums squares; warps reduce
 // with shuffles, then one warp reduces the warps' sums. For fp16 the sums of squares run on the
 // tensor cores instead (equations 3-4), see tensor_core_norms_kernel.
-#include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/spamm/detail/norms.hpp>
+
+#include "../core/cuda/check.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,7 +14,7 @@
 
 #include <cstdint>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 namespace {
 
 constexpr int norm_threads = 256;
@@ -33,15 +35,15 @@ __device__ Acc block_sum(Acc v) {
 }
 
 // Sum of squares of the 16 bytes at p, by storage format.
-__device__ float squares(const uint4& q, spamm_precision p) {
+__device__ float squares(const uint4& q, spamm::precision p) {
   float s = 0.f;
-  if (p == spamm_precision::fp16) {
+  if (p == spamm::precision::fp16) {
     const __half2* h = reinterpret_cast<const __half2*>(&q);
     for (int i = 0; i < 4; ++i) {
       const float2 f = __half22float2(h[i]);
       s += f.x * f.x + f.y * f.y;
     }
-  } else if (p == spamm_precision::bf16) {
+  } else if (p == spamm::precision::bf16) {
     const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&q);
     for (int i = 0; i < 4; ++i) {
       const float2 f = __bfloat1622float2(h[i]);
@@ -66,7 +68,7 @@ struct norm_params {
 // Every format but fp64 sums in float (its inputs have at most 24-bit significands); fp64 in
 // double. Edge tiles need no bounds: the packing is zero outside the matrix.
 template <class Acc>
-__global__ void __launch_bounds__(norm_threads) norms_kernel(norm_params p, spamm_precision prec) {
+__global__ void __launch_bounds__(norm_threads) norms_kernel(norm_params p, spamm::precision prec) {
   const int tr = blockIdx.x / p.kt, tk = blockIdx.x % p.kt;
   const unsigned char* base =
       p.data + static_cast<std::size_t>(tr) * p.tile * p.row_bytes + std::size_t(tk) * p.tile_bytes;
@@ -142,8 +144,15 @@ __global__ void __launch_bounds__(tc_warps * 32) tensor_core_norms_kernel(norm_p
 
 }  // namespace
 
-void compute_norms(const Kokkos::Cuda& exec, spamm_precision precision, const void* packed,
-                   const geometry& geo, operand which, const norm_map<Kokkos::CudaSpace>& norms) {
+void compute_norms(const Kokkos::Cuda& exec, const char* function, const options& opt,
+                   const void* packed, const geometry& geo, operand which,
+                   const norm_map<Kokkos::CudaSpace>& norms) {
+  // The CUDA kernels serve every precision and tile.
+  if (!nearsparse::detail::take_specialized(function, opt.implementation, true, exec.name())) {
+    compute_norms_portable(exec, opt.precision, packed, geo, which, norms);
+    return;
+  }
+  const spamm::precision precision = opt.precision;
   const bool is_a = which == operand::a;
   const int tiles_r = is_a ? geo.mt : geo.nt;
   if (tiles_r == 0 || geo.kt == 0) return;
@@ -158,17 +167,15 @@ void compute_norms(const Kokkos::Cuda& exec, spamm_precision precision, const vo
                 norms.data()};
   const unsigned blocks = static_cast<unsigned>(tiles_r) * static_cast<unsigned>(geo.kt);
   cudaStream_t stream = exec.cuda_stream();
-  if (precision == spamm_precision::fp16) {
+  if (precision == spamm::precision::fp16) {
     tensor_core_norms_kernel<<<blocks, tc_warps * 32, 0, stream>>>(p);
-  } else if (precision == spamm_precision::fp64) {
+  } else if (precision == spamm::precision::fp64) {
     norms_kernel<double><<<blocks, norm_threads, 0, stream>>>(p, precision);
   } else {
     norms_kernel<float><<<blocks, norm_threads, 0, stream>>>(p, precision);
   }
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw runtime_error(std::string("nearsparse::spamm::get_norm: kernel launch failed: ") +
-                        cudaGetErrorString(status));
+  nearsparse::detail::cuda::check_launch(
+      function, precision == spamm::precision::fp16 ? "tensor_core_norms_kernel" : "norms_kernel");
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 namespace {
 
 constexpr int wg_bm = 128;         // rows of C per thread block
@@ -350,11 +350,13 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_function() {
   static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    const cudaError_t status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
-                                                                cudaEnableDefault, &found);
-    if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr)
-      throw runtime_error(
-          "nearsparse::spamm::multiply: the CUDA driver offers no cuTensorMapEncodeTiled");
+    nearsparse::detail::cuda::check(
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                         &found),
+        multiply_function, "cudaGetDriverEntryPointByVersion (cuTensorMapEncodeTiled)");
+    if (found != cudaDriverEntryPointSuccess || f == nullptr)
+      throw runtime_error(nearsparse::detail::concat(
+          multiply_function, ": the CUDA driver offers no cuTensorMapEncodeTiled"));
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
   }();
   return fn;
@@ -374,9 +376,9 @@ CUtensorMap tensor_map(const void* base, int rows, int kp, int box_rows) {
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS)
-    throw runtime_error(
-        detail::concat("nearsparse::spamm::multiply: cuTensorMapEncodeTiled failed (", int(status),
-                       ") for a ", rows, " x ", kp, " operand"));
+    throw runtime_error(nearsparse::detail::concat(multiply_function,
+                                                   ": cuTensorMapEncodeTiled failed (", int(status),
+                                                   ") for a ", rows, " x ", kp, " operand"));
   return map;
 }
 
@@ -392,7 +394,7 @@ void launch(cudaStream_t stream, int device, const multiply_problem& pr, double 
   set_shared_memory(device, kernel, bytes, raised_to);
   const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
   kernel<<<grid, wg_threads, bytes, stream>>>(map_a, map_b, p, c);
-  check_launch("wgmma kernel");
+  nearsparse::detail::cuda::check_launch(multiply_function, "wgmma_kernel");
 }
 
 // 128 x 256 blocks feed the tensor cores best; 128 x 128 when the wider ones would leave
@@ -413,27 +415,28 @@ void multiply_any(cudaStream_t stream, int device, const multiply_problem& pr, d
                   double beta, CT* c, std::size_t s0, std::size_t s1) {
   if (pr.geo.m == 0 || pr.geo.n == 0 || pr.geo.kt == 0) return;
   switch (pr.precision) {
-    case spamm_precision::fp16:
+    case spamm::precision::fp16:
       dispatch<wgmma_f16>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
-    case spamm_precision::bf16:
+    case spamm::precision::bf16:
       dispatch<wgmma_bf16>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
-    case spamm_precision::tf32:
+    case spamm::precision::tf32:
       dispatch<wgmma_tf32>(stream, device, pr, alpha, beta, c, s0, s1);
       break;
     default:
-      throw runtime_error("nearsparse::spamm::multiply: the wgmma kernel has no " +
-                          std::string(to_string(pr.precision)) + " path");
+      throw runtime_error(nearsparse::detail::concat(
+          multiply_function, ": the wgmma kernel has no ", to_string(pr.precision), " path"));
   }
 }
 
 }  // namespace
 
-bool wgmma_supports(int device, spamm_precision precision, int tile) {
+bool wgmma_supports(int device, spamm::precision precision, int tile) {
   const device_info& d = info_of(device);
-  const bool tensor_core = precision == spamm_precision::fp16 ||
-                           precision == spamm_precision::bf16 || precision == spamm_precision::tf32;
+  const bool tensor_core = precision == spamm::precision::fp16 ||
+                           precision == spamm::precision::bf16 ||
+                           precision == spamm::precision::tf32;
   return d.major == 9 && d.minor == 0 && tensor_core && (tile == 64 || tile == 128);
 }
 
@@ -447,4 +450,4 @@ void wgmma_multiply(cudaStream_t stream, int device, const multiply_problem& pro
   multiply_any(stream, device, problem, alpha, beta, c, s0, s1);
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

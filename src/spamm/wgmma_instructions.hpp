@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 struct wgmma_f16 {};
 struct wgmma_bf16 {};
@@ -381,5 +381,5 @@ struct wgmma_op<wgmma_tf32, 256> {
   }
 };
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail
 // clang-format on

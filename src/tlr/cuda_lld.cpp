@@ -1,17 +1,35 @@
-// GEMM-LLD on Kokkos::Cuda through cuBLAS batched GEMMs (see vendor_lld.hpp for the scheme).
+// GEMM-LLD on Kokkos::Cuda: cuBLAS batched GEMMs over pointer arrays where the options allow it,
+// the portable kernels otherwise.
+//
+// A launch is a set of groups, each a C tile and the same number P of tile products; for every
+// product the two small GEMMs make a left block (U_a (V_a^T U_b), D_a U_b, or U_a) and a right
+// block (V_b, or D_b^T V_a) of width w = max(kmax_a, kmax_b), zero-padded; then one batched GEMM
+// per tile-extent class does C = beta C + alpha [L_1 .. L_P] [R_1 .. R_P]^T, reading and writing
+// each C tile once for all P products. Products of two dense tiles go to one more batched GEMM.
+// P = 1 is the paper's batched GEMM-LLD; P = nt is the whole TLR-GEMM in one pass over C.
+//
 // The pointer arrays of all launches are built on the host, where every tile's address is plain
 // arithmetic, and uploaded once; the launches then queue without host synchronization.
 
+#include "../core/cuda/check.hpp"
+#include "../core/cuda/handles.hpp"
+
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
-#include <nearsparse/tlr/detail/vendor_lld.hpp>
+#include <nearsparse/tlr/detail/lld_dispatch.hpp>
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,28 +37,7 @@ namespace nearsparse::tlr::detail {
 
 namespace {
 
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw nearsparse::runtime_error(nearsparse::detail::concat(
-        "nearsparse::tlr::gemm (cuBLAS): ", what, " failed with status ", int(status)));
-}
-
-// One handle for the process, made on first use and destroyed before Kokkos finalizes.
-cublasHandle_t handle() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t made = nullptr;
-    check(cublasCreate(&made), "cublasCreate");
-    Kokkos::push_finalize_hook([] { cublasDestroy(h); });
-    return made;
-  }();
-  return h;
-}
-
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw nearsparse::runtime_error(nearsparse::detail::concat(
-        "nearsparse::tlr::gemm (CUDA): ", what, " failed: ", cudaGetErrorString(status)));
-}
+namespace cuda = nearsparse::detail::cuda;
 
 // Device buffers kept between calls, one set per stream so calls on different streams never
 // share them; grown with the stream-ordered allocator, so a buffer still read by queued work is
@@ -55,11 +52,13 @@ struct stream_buffers {
 std::mutex buffers_mutex;
 std::map<cudaStream_t, stream_buffers>* buffers = nullptr;
 
-void* grow(void*& ptr, std::size_t& have, std::size_t need, cudaStream_t stream) {
+void* grow(void*& ptr, std::size_t& have, std::size_t need, cudaStream_t stream,
+           const char* function, const char* what) {
   if (need <= have) return ptr;
-  if (ptr) check_cuda(cudaFreeAsync(ptr, stream), "cudaFreeAsync");
+  if (ptr) cuda::check(cudaFreeAsync(ptr, stream), function, "cudaFreeAsync");
   ptr = nullptr;
-  check_cuda(cudaMallocAsync(&ptr, need, stream), "cudaMallocAsync");
+  have = 0;
+  cuda::check_allocation(cudaMallocAsync(&ptr, need, stream), function, what, need);
   have = need;
   return ptr;
 }
@@ -108,17 +107,37 @@ struct plan {
 
 }  // namespace
 
-void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops,
-              const std::vector<vendor_launch>& launches) {
+/// One launch: groups of pairs_per_group products, C tile c_tile[g] and A, B tiles a_tile and
+/// b_tile listed group after group.
+struct cublas_launch {
+  int pairs_per_group = 1;
+  std::vector<int> c_tile;          // per group
+  std::vector<int> a_tile, b_tile;  // per product, group after group
+  double beta = 1;
+};
+
+/// Doubles of workspace one launch of `groups` groups of P products needs.
+static std::size_t cublas_work_doubles(const lld_operands& ops, std::size_t groups, int P) {
+  const std::size_t w = ops.a.kmax > ops.b.kmax ? ops.a.kmax : ops.b.kmax;
+  return groups * P * (2 * std::size_t(ops.a.nb) * w + std::size_t(ops.a.kmax) * ops.b.kmax);
+}
+
+/// Queues the launches in order on exec's stream, with workspace kept per stream between calls.
+/// Throws nearsparse::runtime_error naming `function` when CUDA or cuBLAS reports an error. (Not in
+/// the unnamed namespace: nvcc wants external linkage for a function that holds a device lambda.)
+void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
+                const lld_operands& ops, const std::vector<cublas_launch>& launches) {
+  // The per-stream buffers are shared by every call on the stream: one call at a time builds,
+  // uploads and queues its work.
   const std::lock_guard<std::mutex> lock(buffers_mutex);
   cudaStream_t stream = exec.cuda_stream();
   stream_buffers& buf = buffers_of(stream);
   std::size_t work_doubles = 1;
   for (const auto& l : launches)
     work_doubles =
-        std::max(work_doubles, vendor_lld_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
-  double* work =
-      static_cast<double*>(grow(buf.work, buf.work_bytes, work_doubles * sizeof(double), stream));
+        std::max(work_doubles, cublas_work_doubles(ops, l.c_tile.size(), l.pairs_per_group));
+  double* work = static_cast<double*>(
+      grow(buf.work, buf.work_bytes, work_doubles * sizeof(double), stream, function, "workspace"));
   const tile_access& A = ops.a;
   const tile_access& B = ops.b;
   const int nb = A.nb, ka = A.kmax, kb = B.kmax, w = ka > kb ? ka : kb;
@@ -129,7 +148,7 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
   plan p;
   p.calls.resize(launches.size());
   for (std::size_t li = 0; li < launches.size(); ++li) {
-    const vendor_launch& l = launches[li];
+    const cublas_launch& l = launches[li];
     const int P = l.pairs_per_group;
     const std::size_t groups = l.c_tile.size();
     double* L = work;
@@ -218,26 +237,27 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
 
   // Upload the pointer table and the column jobs once (pageable host memory: the copies have
   // read it when they return).
-  auto* table = static_cast<std::uintptr_t*>(
-      grow(buf.table, buf.table_bytes,
-           std::max<std::size_t>(1, p.table.size()) * sizeof(std::uintptr_t), stream));
+  auto* table = static_cast<std::uintptr_t*>(grow(
+      buf.table, buf.table_bytes, std::max<std::size_t>(1, p.table.size()) * sizeof(std::uintptr_t),
+      stream, function, "pointer table"));
   {
     std::vector<std::uintptr_t> staged(p.table.size());
     for (std::size_t k = 0; k < p.table.size(); ++k)
       staged[k] = reinterpret_cast<std::uintptr_t>(p.table[k]);
-    check_cuda(cudaMemcpyAsync(table, staged.data(), staged.size() * sizeof(std::uintptr_t),
-                               cudaMemcpyHostToDevice, stream),
-               "cudaMemcpyAsync");
+    cuda::check(cudaMemcpyAsync(table, staged.data(), staged.size() * sizeof(std::uintptr_t),
+                                cudaMemcpyHostToDevice, stream),
+                function, "cudaMemcpyAsync");
   }
   auto* jobs = static_cast<column_job*>(
       grow(buf.jobs, buf.jobs_bytes, std::max<std::size_t>(1, p.jobs.size()) * sizeof(column_job),
-           stream));
-  check_cuda(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
-                             cudaMemcpyHostToDevice, stream),
-             "cudaMemcpyAsync");
-  cublasHandle_t h = handle();
-  check(cublasSetStream(h, exec.cuda_stream()), "cublasSetStream");
-  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+           stream, function, "column jobs"));
+  cuda::check(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
+                              cudaMemcpyHostToDevice, stream),
+              function, "cudaMemcpyAsync");
+  cublasHandle_t h = cuda::cublas_handle(exec);
+  // The handle is shared with the library's other cuBLAS users on this stream: set the pointer
+  // mode alpha and beta are passed in.
+  cuda::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), function, "cublasSetPointerMode");
   for (std::size_t li = 0; li < launches.size(); ++li) {
     const std::size_t j0 = p.job_begin[li], j1 = p.job_begin[li + 1];
     if (j1 > j0) {
@@ -258,12 +278,77 @@ void cuda_lld(const Kokkos::Cuda& exec, double alpha, const vendor_operands& ops
       auto ptr = [&](std::size_t offset) {
         return reinterpret_cast<const double* const*>(table + offset);
       };
-      check(
+      cuda::check(
           cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
                              c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc, c.count),
-          "cublasDgemmBatched");
+          function, "cublasDgemmBatched");
     }
   }
+}
+
+namespace {
+
+/// Whether cuBLAS takes the call: Kokkos::Cuda's memory space must be device memory, where the
+/// tile pointers and C live.
+bool take_cublas(const Kokkos::Cuda& exec, const char* function, const gemm_options& options) {
+  constexpr bool device_memory = std::is_same<Kokkos::Cuda::memory_space, Kokkos::CudaSpace>::value;
+  return nearsparse::detail::take_specialized(
+      function, options.implementation, device_memory, exec.name(),
+      "cuBLAS needs Kokkos::Cuda's memory space to be CudaSpace");
+}
+
+}  // namespace
+
+void dispatch_gemm_lld_batched(const Kokkos::Cuda& exec, double alpha, const lld_operands& ops,
+                               double beta, const std::vector<tile_triple>& batch,
+                               const gemm_options& options) {
+  const char* fn = "nearsparse::tlr::gemm_lld_batched";
+  if (!take_cublas(exec, fn, options))
+    return portable_gemm_lld_batched(exec, alpha, ops, beta, batch, options);
+  cublas_launch l;
+  l.pairs_per_group = 1;
+  l.beta = beta;
+  for (const auto& t : batch) {
+    l.c_tile.push_back(t.c);
+    l.a_tile.push_back(t.a);
+    l.b_tile.push_back(t.b);
+  }
+  cublas_lld(exec, fn, alpha, ops, {l});
+}
+
+void dispatch_gemm_dense(const Kokkos::Cuda& exec, double alpha, const lld_operands& ops,
+                         double beta, const gemm_options& options) {
+  const char* fn = "nearsparse::tlr::gemm";
+  const int kt = ops.inner_tiles();
+  // An empty inner dimension leaves C = beta C, which the portable kernel does in one launch.
+  if (!take_cublas(exec, fn, options) || kt == 0)
+    return portable_gemm_dense(exec, alpha, ops, beta, options);
+  const int groups = ops.c_tiles, mt = ops.c_tile_rows;
+  const int mt_a = ops.a.tile_rows, mt_b = ops.b.tile_rows;
+  int per_call = options.outer_products_per_call;
+  if (per_call == 0) {
+    const std::size_t one = cublas_work_doubles(ops, std::size_t(groups), 1) * sizeof(double);
+    per_call = static_cast<int>(
+        std::max<std::size_t>(1, options.workspace_bytes / std::max<std::size_t>(1, one)));
+  }
+  per_call = std::min(per_call, kt);
+  std::vector<cublas_launch> launches;
+  for (int k0 = 0; k0 < kt; k0 += per_call) {
+    cublas_launch l;
+    const int k1 = std::min(kt, k0 + per_call);
+    l.pairs_per_group = k1 - k0;
+    l.beta = k0 == 0 ? beta : 1.0;
+    for (int g = 0; g < groups; ++g) {
+      l.c_tile.push_back(g);
+      const int i = g % mt, j = g / mt;
+      for (int k = k0; k < k1; ++k) {
+        l.a_tile.push_back(i + k * mt_a);  // A tile (i, k)
+        l.b_tile.push_back(k + j * mt_b);  // B tile (k, j)
+      }
+    }
+    launches.push_back(std::move(l));
+  }
+  cublas_lld(exec, fn, alpha, ops, launches);
 }
 
 }  // namespace nearsparse::tlr::detail

@@ -1,3 +1,4 @@
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/tlr/options.hpp>
@@ -6,26 +7,20 @@
 
 namespace nearsparse::tlr {
 
-std::string to_string(compression_method method) {
-  switch (method) {
-    case compression_method::randomized:
-      return "randomized";
-    case compression_method::svd:
-      return "svd";
-  }
-  return "unknown";
+namespace {
+
+constexpr nearsparse::detail::enum_name<compression_method> compression_method_names[] = {
+    {compression_method::randomized, "randomized"}, {compression_method::svd, "svd"}};
+
+}  // namespace
+
+const char* to_string(compression_method method) {
+  return nearsparse::detail::enum_to_string(compression_method_names, method);
 }
 
-std::string to_string(kernel_choice kernel) {
-  switch (kernel) {
-    case kernel_choice::automatic:
-      return "automatic";
-    case kernel_choice::portable:
-      return "portable";
-    case kernel_choice::vendor:
-      return "vendor";
-  }
-  return "unknown";
+compression_method parse_compression_method(const std::string& name, const char* function,
+                                            const char* argument) {
+  return nearsparse::detail::enum_from_string(compression_method_names, name, function, argument);
 }
 
 namespace detail {
@@ -48,9 +43,8 @@ void validate(const char* function, const compression_options& options, std::siz
           concat("must be >= 0, got ", options.oversampling));
   require(options.power_iterations >= 0 && options.power_iterations <= 16, function,
           "power_iterations", concat("must be in [0, 16], got ", options.power_iterations));
-  require(
-      options.method == compression_method::randomized || options.method == compression_method::svd,
-      function, "method", "is not a compression_method");
+  require(nearsparse::detail::enum_is_valid(compression_method_names, options.method), function,
+          "method", "is not a compression_method");
   require(options.workspace_bytes > 0, function, "workspace_bytes", "must be > 0");
 }
 
@@ -58,9 +52,6 @@ void validate(const char* function, const gemm_options& options) {
   require_nonnegative(function, "trunc.accuracy", options.trunc.accuracy);
   require(options.outer_products_per_call >= 0, function, "outer_products_per_call",
           concat("must be >= 0, got ", options.outer_products_per_call));
-  require(options.kernel == kernel_choice::automatic || options.kernel == kernel_choice::portable ||
-              options.kernel == kernel_choice::vendor,
-          function, "kernel", "is not a kernel_choice");
   require(options.workspace_bytes > 0, function, "workspace_bytes", "must be > 0");
 }
 

@@ -20,6 +20,7 @@
 namespace nd = nearsparse::diagonal;
 namespace ref = nearsparse::test::diagonal;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using nearsparse::test::host_matrix;
 
 namespace {
@@ -95,6 +96,45 @@ TEMPLATE_LIST_TEST_CASE("CDM products of empty matrices and mismatched operands"
   auto c = plan.make_c(exec);
   const matrix wrong_c(exec, 8, {0});
   CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, some, 0.0, wrong_c), Contains("'C'"));
+}
+
+TEMPLATE_LIST_TEST_CASE("CDM products take the implementation the options ask for", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  using nearsparse::implementation;
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  nd::product_options portable, specialized_options, bad_implementation;
+  portable.implementation = implementation::portable;
+  specialized_options.implementation = implementation::specialized;
+  bad_implementation.implementation = static_cast<implementation>(7);
+  // CDM products have one kernel: portable and automatic agree bit for bit; specialized is
+  // refused on every execution space.
+  const auto ca = nd::random_banded_cdm<double>(exec, 200, 3, 4, seed + 4);
+  const auto cb = nd::random_banded_cdm<double>(exec, 200, 5, 2, seed + 5);
+  const nd::cdm_product_plan<double, mem> cplan(exec, ca, cb);
+  auto cc_portable = cplan.make_c(exec), cc_automatic = cplan.make_c(exec);
+  nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc_portable, portable);
+  nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc_automatic);
+  exec.fence();
+  {
+    const auto xv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cc_automatic.values());
+    const auto yv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), cc_portable.values());
+    std::size_t differ = 0;
+    for (std::size_t t = 0; t < xv.extent(0); ++t)
+      for (std::size_t p = 0; p < xv.extent(1); ++p) differ += xv(t, p) != yv(t, p);
+    CHECK(differ == 0);
+  }
+  CHECK_THROWS_AS(nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc_portable, specialized_options),
+                  nearsparse::unsupported);
+  CHECK_THROWS_AS(nd::multiply(exec, ca, cb, nd::op::none, nd::op::none, specialized_options),
+                  nearsparse::unsupported);
+  CHECK_THROWS_WITH(nd::multiply(exec, ca, cb, nd::op::none, nd::op::none, specialized_options),
+                    StartsWith("nearsparse::diagonal::multiply: "));
+
+  CHECK_THROWS_AS(nd::multiply(exec, ca, cb, nd::op::none, nd::op::none, bad_implementation),
+                  nearsparse::invalid_argument);
 }
 
 TEMPLATE_LIST_TEST_CASE("the team-tile CDM kernel and the host kernel agree on every backend",

@@ -17,11 +17,13 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nd = nearsparse::diagonal;
 namespace ref = nearsparse::test::diagonal;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using nearsparse::test::host_matrix;
 
 namespace {
@@ -53,6 +55,16 @@ void require_same_symbolic(const nd::detail::hm_symbolic_product& x,
   REQUIRE(x.multiply_adds == y.multiply_adds);
 }
 
+/// Product options with this algorithm and implementation (the rest defaults).
+nd::product_options options_for(
+    nd::hm_algorithm algorithm,
+    nearsparse::implementation implementation = nearsparse::implementation::automatic) {
+  nd::product_options options;
+  options.algorithm = algorithm;
+  options.implementation = implementation;
+  return options;
+}
+
 std::vector<int> negated(std::vector<int> v) {
   for (int& d : v) d = -d;
   return v;
@@ -75,13 +87,13 @@ void check_case(const Exec& exec, const hm_case& c, nd::op op_a, nd::op op_b,
   nearsparse::fill_random(exec, cm.values(), seed + 2, -1.0, 1.0);
   const auto c0 = ref::dense_of(exec, cm);
   const double alpha = 1.25, beta = -0.5;
-  nd::multiply(exec, plan, alpha, a, b, beta, cm, algorithm);
+  nd::multiply(exec, plan, alpha, a, b, beta, cm, options_for(algorithm));
   const auto ha = ref::apply_op(ref::dense_of(exec, a), op_a);
   const auto hb = ref::apply_op(ref::dense_of(exec, b), op_b);
   ref::check_product<Scalar>(ref::dense_of(exec, cm), alpha, ha, hb, beta, c0);
 
   // The one-call form: C = op(A) op(B) with C allocated on the symbolic structure.
-  const auto fresh = nd::multiply(exec, a, b, op_a, op_b, algorithm);
+  const auto fresh = nd::multiply(exec, a, b, op_a, op_b, options_for(algorithm));
   CHECK(fresh.host_offsets() == plan.c_offsets());
   ref::check_product<Scalar>(ref::dense_of(exec, fresh), 1.0, ha, hb, 0.0,
                              host_matrix<double>(std::size_t(c.m), std::size_t(c.n)));
@@ -147,8 +159,9 @@ TEMPLATE_LIST_TEST_CASE("HM products of empty matrices", "[diagonal]",
   CHECK(c.diagonal_count() == 0);
   // A with no diagonals at all.
   const matrix a3(exec, 6, 6, {}), b3(exec, 6, 6, {0, 2});
-  CHECK(nd::multiply(exec, a3, b3, nd::op::none, nd::op::none, nd::hm_algorithm::atomic)
-            .diagonal_count() == 0);
+  CHECK(
+      nd::multiply(exec, a3, b3, nd::op::none, nd::op::none, options_for(nd::hm_algorithm::atomic))
+          .diagonal_count() == 0);
 }
 
 TEMPLATE_LIST_TEST_CASE("HM products reject mismatched operands", "[diagonal]",
@@ -156,15 +169,119 @@ TEMPLATE_LIST_TEST_CASE("HM products reject mismatched operands", "[diagonal]",
   const TestType exec;
   using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
   const matrix a(exec, 5, 7, {0, 1}), b(exec, 6, 5, {0}), b_ok(exec, 7, 5, {0, -2});
-  CHECK_THROWS_WITH(nd::multiply(exec, a, b), Contains("5 x 7") && Contains("6 x 5"));
+  CHECK_THROWS_WITH(nd::multiply(exec, a, b), StartsWith("nearsparse::diagonal::multiply: ") &&
+                                                  Contains("5 x 7") && Contains("6 x 5"));
   CHECK_NOTHROW(nd::multiply(exec, a, b, nd::op::transpose, nd::op::transpose));  // 7x5 * 5x6
   const nd::hm_product_plan<double, typename TestType::memory_space> plan(exec, a, b_ok);
   auto c = plan.make_c(exec);
   const matrix other(exec, 7, 5, {0, 1});
-  CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, other, 0.0, c),
-                    Contains("'B'") && Contains("structure"));
+  CHECK_THROWS_WITH(
+      nd::multiply(exec, plan, 1.0, a, other, 0.0, c),
+      StartsWith("nearsparse::diagonal::multiply: ") && Contains("'B'") && Contains("structure"));
   CHECK_THROWS_WITH(nd::multiply(exec, plan, std::nan(""), a, b_ok, 0.0, c), Contains("alpha"));
   CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, b_ok, INFINITY, c), Contains("beta"));
+}
+
+namespace {
+
+/// Largest |x - y| over two products of one structure, and the largest |y|.
+template <class Matrix>
+std::pair<double, double> difference(const Matrix& x, const Matrix& y) {
+  REQUIRE(x.host_offsets() == y.host_offsets());
+  const auto xv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.values());
+  const auto yv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y.values());
+  REQUIRE(xv.extent(0) == yv.extent(0));
+  double worst = 0, scale = 0;
+  for (std::size_t e = 0; e < xv.extent(0); ++e) {
+    worst = std::max(worst, std::abs(double(xv(e)) - double(yv(e))));
+    scale = std::max(scale, std::abs(double(yv(e))));
+  }
+  return {worst, scale};
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for", "[diagonal]",
+                        nearsparse::enabled_execution_spaces) {
+  // portable and automatic compute the same C (bit for bit where both run the same kernel: on
+  // host backends, which have no specialized path); specialized throws nearsparse::unsupported
+  // where there is no specialized path (host backends, the atomic algorithm) and on CUDA runs
+  // the band tiles or the fused kernel. (test_cdm_product.cpp checks CDM products: each product
+  // template is instantiated in one test file, as nvcc's extended lambdas need.)
+  using nearsparse::implementation;
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  constexpr bool host = Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const std::vector<hm_case> shapes = {
+      {"random 300, 17 x 11 diagonals", 300, 300, 300, nd::random_offsets(300, 300, 17, seed),
+       nd::random_offsets(300, 300, 11, seed + 1)},
+      {"band 900, half-bands 40 and 30", 900, 900, 900, nd::banded_offsets(900, 900, 40, 40),
+       nd::banded_offsets(900, 900, 30, 30)},
+  };
+  const auto os = nd::hm_algorithm::output_stationary;
+  for (const auto& c : shapes)
+    for (const auto algorithm : {os, nd::hm_algorithm::atomic}) {
+      INFO(c.name << ", " << nd::to_string(algorithm));
+      const auto a = nd::random_hm<double>(exec, c.m, c.k, c.a_offsets, seed + 2);
+      const auto b = nd::random_hm<double>(exec, c.k, c.n, c.b_offsets, seed + 3);
+      const nd::hm_product_plan<double, mem> plan(exec, a, b);
+      auto c_portable = plan.make_c(exec), c_automatic = plan.make_c(exec);
+      nd::multiply(exec, plan, 1.5, a, b, 0.0, c_portable,
+                   options_for(algorithm, implementation::portable));
+      nd::multiply(exec, plan, 1.5, a, b, 0.0, c_automatic, options_for(algorithm));
+      const auto w_portable = nd::multiply(exec, a, b, nd::op::none, nd::op::none,
+                                           options_for(algorithm, implementation::portable));
+      const auto w_automatic = nd::multiply(exec, a, b, nd::op::none, nd::op::none,
+                                            options_for(algorithm, implementation::automatic));
+      exec.fence();
+      const auto check_close = [&](const auto& x, const auto& y, bool exact) {
+        const auto [worst, scale] = difference(x, y);
+        if (exact)
+          CHECK(worst == 0);
+        else  // the atomic kernel's order of additions, or CUDA's kernels
+          CHECK(worst <= 64 * ref::roundoff<double>() * std::max(scale, 1.0));
+      };
+      check_close(c_automatic, c_portable, host && algorithm == os);
+      check_close(w_automatic, w_portable, host && algorithm == os);
+      const auto specialized = options_for(algorithm, implementation::specialized);
+      auto c_specialized = plan.make_c(exec);
+      if (host || algorithm != os) {
+        CHECK_THROWS_AS(nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized),
+                        nearsparse::unsupported);
+        CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized),
+                          StartsWith("nearsparse::diagonal::multiply: ") &&
+                              Contains("implementation::specialized") &&
+                              Contains(TestType::name()));
+        CHECK_THROWS_AS(nd::multiply(exec, a, b, nd::op::none, nd::op::none, specialized),
+                        nearsparse::unsupported);
+        CHECK_THROWS_WITH(nd::multiply(exec, a, b, nd::op::none, nd::op::none, specialized),
+                          StartsWith("nearsparse::diagonal::multiply: ") &&
+                              Contains("implementation::specialized") &&
+                              Contains(TestType::name()));
+      } else {
+        // CUDA: the band tiles with a plan, the band tiles or the fused kernel whole.
+        nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized);
+        const auto w_specialized =
+            nd::multiply(exec, a, b, nd::op::none, nd::op::none, specialized);
+        exec.fence();
+        check_close(c_specialized, c_portable, false);
+        check_close(w_specialized, w_portable, false);
+      }
+    }
+
+  // Values outside the enumerations are refused, naming the field.
+  const nd::hm_matrix<double, mem> small(exec, 8, 8, {-1, 0, 2});
+  nd::product_options bad_implementation;
+  bad_implementation.implementation = static_cast<implementation>(7);
+  CHECK_THROWS_AS(nd::multiply(exec, small, small, nd::op::none, nd::op::none, bad_implementation),
+                  nearsparse::invalid_argument);
+  nd::product_options bad_algorithm;
+  bad_algorithm.algorithm = static_cast<nd::hm_algorithm>(7);
+  CHECK_THROWS_WITH(
+      nd::multiply(exec, small, small, nd::op::none, nd::op::none, bad_algorithm),
+      StartsWith("nearsparse::diagonal::multiply: ") && Contains("options.algorithm"));
 }
 
 TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host backends",
@@ -293,11 +410,10 @@ TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", 
                                              tb ? negated(c.b_offsets) : c.b_offsets, seed + 5);
         const nd::hm_product_plan<double, mem> plan(exec, a, b, op_a, op_b);
         auto want = plan.make_c(exec);
-        if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible)
-          nd::multiply(exec, plan, 1.0, a, b, 0.0, want);
-        else  // the pair kernel, whichever kernel multiply() would pick
-          nd::detail::hm_output_stationary_device(exec, plan.device(), 1.0, a.values(), b.values(),
-                                                  0.0, want.values());
+        // The portable pair kernel, whichever kernel automatic would pick.
+        nd::multiply(
+            exec, plan, 1.0, a, b, 0.0, want,
+            options_for(nd::hm_algorithm::output_stationary, nearsparse::implementation::portable));
         const auto got = nd::multiply(exec, a, b, op_a, op_b);
         REQUIRE(got.host_offsets() == plan.c_offsets());
         REQUIRE(got.host_starts() == want.host_starts());
@@ -346,9 +462,15 @@ void check_band_tiles(const Kokkos::Cuda& exec, const hm_case& c, nd::op op_a, n
   Kokkos::deep_copy(exec, pairs.values(), tiles.values());
   const auto c0 = ref::dense_of(exec, tiles);
   const double alpha = -0.75, beta = 1.5;
-  nd::detail::cuda_hm_band_multiply(exec, alpha, a, op_a, b, op_b, beta, tiles, tensor_cores);
-  nd::detail::hm_output_stationary_device(exec, plan.device(), Scalar(alpha), a.values(),
-                                          b.values(), Scalar(beta), pairs.values());
+  // The band tiles through implementation::specialized (wherever the band kernel can run the
+  // product, not only where automatic takes it), the pair kernel through portable.
+  auto tiles_options =
+      options_for(nd::hm_algorithm::output_stationary, nearsparse::implementation::specialized);
+  tiles_options.tensor_cores = tensor_cores;
+  nd::multiply(exec, plan, alpha, a, b, beta, tiles, tiles_options);
+  nd::multiply(
+      exec, plan, alpha, a, b, beta, pairs,
+      options_for(nd::hm_algorithm::output_stationary, nearsparse::implementation::portable));
   exec.fence();
   const auto tv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tiles.values());
   const auto pv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pairs.values());

@@ -28,7 +28,7 @@ TEST_CASE("damping factors", "[kpm]") {
   REQUIRE(nk::damping_factors(nk::damping::none, 5) == std::vector<double>(5, 1.0));
   REQUIRE_THROWS_WITH(nk::damping_factors(nk::damping::lorentz, 8, -1), Contains("lambda"));
   REQUIRE_THROWS_WITH(nk::damping_factors(nk::damping::jackson, 0), Contains("num_moments"));
-  REQUIRE_THROWS_WITH(nk::damping_from_string("gauss"), Contains("gauss"));
+  REQUIRE_THROWS_WITH(nk::parse_damping("gauss"), Contains("gauss"));
 }
 
 TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the eigenvalues", "[kpm]",
@@ -50,7 +50,7 @@ TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the ei
   const double N = double(c.rows());
   for (auto kernel : {nk::damping::jackson, nk::damping::lorentz}) {
     nk::dos_options d;
-    d.kernel = kernel;
+    d.damping = kernel;
     const auto dos = nk::density_of_states(m, d);
     REQUIRE(dos.energies.size() == 256);
     REQUIRE(std::is_sorted(dos.energies.begin(), dos.energies.end()));
@@ -79,7 +79,7 @@ TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the ei
   }
   REQUIRE(checked == 16);
   // Exact moments (from the eigenvalues) give the same density up to the stochastic error.
-  nk::moments_result exact = m;
+  nk::chebyshev_moments exact = m;
   exact.mu = ref::exact_moments(eig, 128, s.a, s.b);
   const auto dos_exact = nk::density_of_states(exact, d);
   double diff = 0, total = 0;
@@ -92,7 +92,7 @@ TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the ei
 }
 
 TEST_CASE("density of states options are checked", "[kpm]") {
-  nk::moments_result m;
+  nk::chebyshev_moments m;
   m.mu = {1, 0, -0.5, 0};
   m.rows = 10;
   m.map = {0.5, 1.0};  // spectrum inside [-1, 3]
@@ -109,7 +109,7 @@ TEST_CASE("density of states options are checked", "[kpm]") {
   d.emax = 3;
   d.points = -2;
   REQUIRE_THROWS_WITH(nk::density_of_states(m, d), Contains("points"));
-  nk::moments_result none;
+  nk::chebyshev_moments none;
   REQUIRE_THROWS_WITH(nk::density_of_states(none, {}), Contains("no moments"));
 }
 

@@ -49,7 +49,7 @@ TEMPLATE_LIST_TEST_CASE("SELL-C-sigma round trips and multiplies like CRS", "[kp
   const auto d = ref::dense_of(h);
   for (auto [C, sigma] : {std::pair{1, 1}, {4, 8}, {32, 1}, {5, 5}, {32, 64}}) {
     INFO("SELL-" << C << "-" << sigma);
-    const auto s = nk::make_sell(exec, h, C, sigma);
+    const auto s = nk::make_sell(exec, h, {C, sigma});
     REQUIRE(s.nonzeros() == h.nnz());
     REQUIRE(s.stored_count() >= s.nonzeros());
     const auto back = nk::to_crs(exec, s);
@@ -128,8 +128,8 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
   REQUIRE_THROWS_WITH(nk::moments(exec, make(2, 2, {0, 1, 2}, {0, 1}, {1, std::nan("")}), s, o),
                       Contains("non-finite"));
   const auto good = make(2, 2, {0, 1, 2}, {0, 1}, {1, 1});
-  REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 0, 1), Contains("chunk_height"));
-  REQUIRE_THROWS_WITH(nk::make_sell(exec, good, 4, 6), Contains("sigma") && Contains("6"));
+  REQUIRE_THROWS_WITH(nk::make_sell(exec, good, {0, 1}), Contains("chunk_height"));
+  REQUIRE_THROWS_WITH(nk::make_sell(exec, good, {4, 6}), Contains("sigma") && Contains("6"));
 }
 
 TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and output", "[kpm]",
@@ -151,7 +151,7 @@ TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and o
   REQUIRE_THROWS_WITH(nk::lanczos_bounds(exec, wide), Contains("square"));
 
   const auto h = nk::make_cubic_lattice<double>(exec, ref::lattice(4, 3, 2));
-  const auto sell = nk::make_sell(exec, h, 4, 8);
+  const auto sell = nk::make_sell(exec, h, {4, 8});
   Kokkos::View<double**, Kokkos::LayoutRight, mem> x("x", 24, 2), y("y", 23, 2);
   REQUIRE_THROWS_WITH(nk::permute_rows(exec, sell, x, y), Contains("24 x R") && Contains("23 x 2"));
 
@@ -166,7 +166,7 @@ TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and o
   REQUIRE_THROWS_WITH(nk::assemble_rows(ref::insulator(3, 3, 2, 1), 10, 5),
                       Contains("row_begin") && Contains("[10, 5)"));
 
-  nk::moments_result m;
+  nk::chebyshev_moments m;
   m.mu = {1, 0};
   m.rows = 4;
   m.map = {0.5, 0};

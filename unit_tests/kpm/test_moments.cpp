@@ -15,6 +15,7 @@
 #include <complex>
 #include <map>
 #include <random>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,8 +34,8 @@ void require_close(const std::vector<double>& got, const std::vector<double>& wa
 }
 
 template <class Exec, class Matrix>
-nk::moments_result run(const Exec& exec, const Matrix& h, nk::scaling s, int M, int R,
-                       std::uint64_t seed, nk::algorithm a) {
+nk::chebyshev_moments run(const Exec& exec, const Matrix& h, nk::scaling s, int M, int R,
+                          std::uint64_t seed, nk::algorithm a) {
   nk::moments_options o;
   o.num_moments = M;
   o.num_vectors = R;
@@ -46,7 +47,7 @@ nk::moments_result run(const Exec& exec, const Matrix& h, nk::scaling s, int M, 
 /// The automatic kernel (CUDA's own on Kokkos::Cuda) on a CRS matrix and on its SELL form, and
 /// the portable kernel on the CRS matrix, with the same options.
 struct kernel_runs {
-  nk::moments_result crs, sell, portable;
+  nk::chebyshev_moments crs, sell, portable;
 };
 
 template <class Exec, class Crs, class Sell>
@@ -57,9 +58,19 @@ kernel_runs run_kernels(const Exec& exec, const Crs& h, const Sell& sell, nk::sc
   o.num_vectors = R;
   o.seed = seed;
   kernel_runs runs{nk::moments(exec, h, s, o), nk::moments(exec, sell, s, o), {}};
-  o.kernel = nk::kernel_choice::portable;
+  o.implementation = nearsparse::implementation::portable;
   runs.portable = nk::moments(exec, h, s, o);
   return runs;
+}
+
+/// Options of a short run: M = 20 moments over R start vectors of `seed`, by `choice`.
+nk::moments_options short_run(int R, std::uint64_t seed, nearsparse::implementation choice) {
+  nk::moments_options o;
+  o.num_moments = 20;
+  o.num_vectors = R;
+  o.seed = seed;
+  o.implementation = choice;
+  return o;
 }
 
 }  // namespace
@@ -89,7 +100,7 @@ TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algori
       require_close(m.mu, want, 1e-11);
       for (auto [C, sigma] : {std::pair{32, 1}, {4, 16}}) {
         INFO("SELL-" << C << "-" << sigma);
-        const auto sell = nk::make_sell(exec, h, C, sigma);
+        const auto sell = nk::make_sell(exec, h, {C, sigma});
         require_close(run(exec, sell, s, M, R, seed, a).mu, want, 1e-11);
       }
     }
@@ -167,7 +178,7 @@ TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenval
   const auto g = nk::gershgorin_bounds(exec, h);
   REQUIRE(g.lower <= eig.front());
   REQUIRE(g.upper >= eig.back());
-  const auto l = nk::lanczos_bounds(exec, h, 60);
+  const auto l = nk::lanczos_bounds(exec, h, {60});
   const double width = eig.back() - eig.front();
   REQUIRE(l.lower <= eig.front() + 1e-3 * width);
   REQUIRE(l.upper >= eig.back() - 1e-3 * width);
@@ -248,11 +259,11 @@ TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
     REQUIRE_THROWS_WITH(nk::moments(exec, h, tight, o), Contains("does not map the spectrum"));
   }
   REQUIRE_THROWS_WITH(nk::scaling_for({1, -1}), Contains("bounds"));
-  REQUIRE_THROWS_WITH(nk::lanczos_bounds(exec, h, 0), Contains("steps"));
+  REQUIRE_THROWS_WITH(nk::lanczos_bounds(exec, h, {0}), Contains("steps"));
   nk::topological_insulator bad;
   bad.nz = 0;
   REQUIRE_THROWS_WITH(nk::make_topological_insulator(exec, bad), Contains("nz"));
-  REQUIRE_THROWS_WITH(nk::algorithm_from_string("fast"), Contains("fast"));
+  REQUIRE_THROWS_WITH(nk::parse_algorithm("fast"), Contains("fast"));
 }
 
 TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "[kpm]",
@@ -261,7 +272,7 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed << " on " << TestType::name());
   const auto h = nk::make_topological_insulator(exec, ref::insulator(4, 3, 5, seed));  // 240 rows
-  const auto sell = nk::make_sell(exec, h, 32, 64);
+  const auto sell = nk::make_sell(exec, h, {32, 64});
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
   // Every lane-group width and column-per-lane count of the CUDA kernel, widths that fill every
   // lane (compiled for that R) and widths that do not, and R past the kernel's limit.
@@ -296,7 +307,7 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
       o.num_vectors = R;
       o.seed = seed;
       const auto fast = nk::moments(exec, big, sb, o);
-      o.kernel = nk::kernel_choice::portable;
+      o.implementation = nearsparse::implementation::portable;
       require_close(fast.mu_per_vector, nk::moments(exec, big, sb, o).mu_per_vector, 1e-12);
     }
   }
@@ -311,8 +322,84 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
     o.num_moments = 40;
     o.num_vectors = R;
     const auto fast = nk::moments(exec, hc, sc, o);
-    o.kernel = nk::kernel_choice::portable;
+    o.implementation = nearsparse::implementation::portable;
     require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
+  }
+  {
+    // implementation::specialized takes the CUDA kernel, or says why it cannot.
+    auto o = short_run(8, seed, nearsparse::implementation::portable);
+    const auto portable = nk::moments(exec, h, s, o);
+    bool cuda = false;
+#ifdef KOKKOS_ENABLE_CUDA
+    cuda = std::is_same_v<TestType, Kokkos::Cuda>;
+#endif
+    o.implementation = nearsparse::implementation::specialized;
+    for (auto a : {nk::algorithm::naive, nk::algorithm::aug_spmv, nk::algorithm::aug_spmmv}) {
+      INFO(nk::to_string(a));
+      o.method = a;
+      if (cuda) {
+        require_close(nk::moments(exec, h, s, o).mu_per_vector, portable.mu_per_vector, 1e-12);
+        require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
+      } else {
+        REQUIRE_THROWS_AS(nk::moments(exec, h, s, o), nearsparse::unsupported);
+        REQUIRE_THROWS_WITH(nk::moments(exec, sell, s, o), Contains("nearsparse::kpm::moments") &&
+                                                               Contains("specialized") &&
+                                                               Contains(TestType::name()));
+      }
+    }
+    // Past the CUDA kernel's 128 vectors there is no specialized path on any space.
+    o.method = nk::algorithm::aug_spmmv;
+    o.num_vectors = 129;
+    REQUIRE_THROWS_AS(nk::moments(exec, h, s, o), nearsparse::unsupported);
+    // The automatic choice gives the portable kernel's moments (the CUDA kernel's on Kokkos::Cuda).
+    o.num_vectors = 8;
+    o.implementation = nearsparse::implementation::automatic;
+    require_close(nk::moments(exec, h, s, o).mu_per_vector, portable.mu_per_vector, 1e-12);
+  }
+  {
+    // The CUDA kernel's tuning is checked, and every setting it takes keeps the moments.
+    const auto portable =
+        nk::moments(exec, h, s, short_run(32, seed, nearsparse::implementation::portable));
+    const auto o = short_run(32, seed, nearsparse::implementation::automatic);
+    auto tuned = [&](auto change) {
+      nk::moments_options t = o;
+      change(t.tuning);
+      return t;
+    };
+    // Shapes the kernel cannot take are refused on every space, naming the field.
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, s, tuned([](auto& t) { t.chunk_rows = -1; })),
+                        Contains("nearsparse::kpm::moments") && Contains("tuning.chunk_rows"));
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, s, tuned([](auto& t) {
+                                      t.lanes_per_row = 3;
+                                      t.columns_per_lane = 2;
+                                    })),
+                        Contains("lanes_per_row") && Contains("3"));
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, s, tuned([](auto& t) { t.columns_per_lane = 4; })),
+                        Contains("lanes_per_row"));
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, s, tuned([](auto& t) {
+                                      t.lanes_per_row = 8;
+                                      t.columns_per_lane = 3;
+                                    })),
+                        Contains("columns_per_lane"));
+    REQUIRE_THROWS_WITH(nk::moments(exec, h, s, tuned([](auto& t) {
+                                      t.lanes_per_row = 4;
+                                      t.columns_per_lane = 4;
+                                    })),
+                        Contains("R = 32"));
+    // Every shape, chunk length and switch the kernel takes gives the same moments.
+    const nk::moments_options runs[] = {tuned([](auto& t) { t.chunk_rows = 64; }),
+                                        tuned([](auto& t) {
+                                          t.lanes_per_row = 32;
+                                          t.columns_per_lane = 1;
+                                        }),
+                                        tuned([](auto& t) {
+                                          t.lanes_per_row = 8;
+                                          t.columns_per_lane = 4;
+                                        }),
+                                        tuned([](auto& t) { t.compiled_width = false; }),
+                                        tuned([](auto& t) { t.pair_periods = false; })};
+    for (const auto& t : runs)
+      require_close(nk::moments(exec, h, s, t).mu_per_vector, portable.mu_per_vector, 1e-12);
   }
 }
 
@@ -360,7 +447,7 @@ TEMPLATE_LIST_TEST_CASE("rows of every length give the same moments on every ker
   Kokkos::deep_copy(
       va, Kokkos::View<const nk::complex_double*, Kokkos::HostSpace>(values.data(), values.size()));
   const crs h("irregular", n, n, int(columns.size()), va, rm, en);
-  const auto sell = nk::make_sell(exec, h, 32, 1);
+  const auto sell = nk::make_sell(exec, h, {32, 1});
   const auto s = nk::scaling_for(nk::gershgorin_bounds(exec, h), 0.01);
   for (int R : {1, 4, 8, 13, 16, 32, 64}) {
     INFO("R = " << R);

@@ -42,7 +42,7 @@ TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
   for (double weight : {1.0, 1.0 + rank, rank == 0 ? 0.0 : 1.0}) {
     for (std::int64_t granule : {1, 4}) {
       INFO("weight " << weight << ", granule " << granule);
-      const auto [b, e] = nk::distributed_rows(MPI_COMM_WORLD, p.rows(), weight, granule);
+      const auto [b, e] = nk::distributed_rows(MPI_COMM_WORLD, p.rows(), {weight, granule});
       const auto rows = nk::assemble_rows(p, b, e);
       const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o);
       // CHECK, not REQUIRE: a process that left the loop would leave the others waiting.
@@ -60,13 +60,13 @@ TEST_CASE("distributed moments equal single-process moments", "[kpm][mpi]") {
     const auto rows = nk::assemble_rows(p, b, e);
     if (!nearsparse::detail::host_accessible_v<exec_t>) {
       const auto r = nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o,
-                                             nearsparse::gpu_transport::host_staging);
+                                             {nearsparse::gpu_transport::host_staging});
       for (std::size_t n = 0; n < single.mu.size(); ++n)
         CHECK(r.moments.mu[n] == Approx(single.mu[n]).margin(1e-12));
     }
     if (!nearsparse::detail::nccl_capable_v<exec_t>)
       CHECK_THROWS_WITH(nk::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o,
-                                                nearsparse::gpu_transport::nccl),
+                                                {nearsparse::gpu_transport::nccl}),
                         Contains("NCCL"));
   }
   // Row blocks that do not tile the matrix are refused on every process alike.

@@ -5,6 +5,7 @@
 
 #include "support/host_reference.hpp"
 
+#include <nearsparse/spamm/detail/number_formats.hpp>
 #include <nearsparse/spamm/options.hpp>
 
 #include <cmath>
@@ -32,22 +33,22 @@ inline double round_binary(double x, int mantissa, int min_exp, double max, bool
 
 /// The value a SpAMM input takes in the given precision: first converted to float (fp64 keeps
 /// the double), then rounded to the input format.
-inline double round_input(double x, spamm_precision p) {
-  if (p == spamm_precision::fp64) return x;
+inline double round_input(double x, nearsparse::spamm::precision p) {
+  if (p == nearsparse::spamm::precision::fp64) return x;
   const double f = static_cast<float>(x);
   switch (p) {
-    case spamm_precision::tf32:
+    case nearsparse::spamm::precision::tf32:
       return round_binary(f, 10, -126, 3.4e38, true);
-    case spamm_precision::fp16:
+    case nearsparse::spamm::precision::fp16:
       return round_binary(f, 10, -14, 65504.0, false);
-    case spamm_precision::bf16:
+    case nearsparse::spamm::precision::bf16:
       return round_binary(f, 7, -126, 3.4e38, false);
     default:
       return f;
   }
 }
 
-inline host_matrix<double> rounded(const host_matrix<double>& m, spamm_precision p) {
+inline host_matrix<double> rounded(const host_matrix<double>& m, nearsparse::spamm::precision p) {
   host_matrix<double> out = m;
   for (double& x : out.data) x = round_input(x, p);
   return out;
@@ -92,27 +93,17 @@ inline host_matrix<double> kept_product(double alpha, const host_matrix<double>&
   return out;
 }
 
-inline precision test_precision(spamm_precision p) {
-  switch (p) {
-    case spamm_precision::fp64:
-      return precision::fp64;
-    case spamm_precision::fp32:
-      return precision::fp32;
-    case spamm_precision::tf32:
-      return precision::tf32;
-    case spamm_precision::fp16:
-      return precision::fp16;
-    default:
-      return precision::bf16;
-  }
+inline precision test_precision(nearsparse::spamm::precision p) {
+  return nearsparse::spamm::detail::precision_as<precision>(p);
 }
 
 /// Tolerance on the relative error against the product of the rounded inputs: only the
 /// accumulation differs (float, or double for fp64), bounded by a few units of roundoff times
 /// the square root of the inner extent.
-inline double accumulation_tolerance(spamm_precision p, std::size_t k) {
-  const double u = p == spamm_precision::fp64 ? 0x1p-53 : 0x1p-24;
-  return 8.0 * u * std::sqrt(double(k) + 1.0) + (p == spamm_precision::fp64 ? 1e-15 : 1e-7);
+inline double accumulation_tolerance(nearsparse::spamm::precision p, std::size_t k) {
+  const double u = p == nearsparse::spamm::precision::fp64 ? 0x1p-53 : 0x1p-24;
+  return 8.0 * u * std::sqrt(double(k) + 1.0) +
+         (p == nearsparse::spamm::precision::fp64 ? 1e-15 : 1e-7);
 }
 
 /// |alpha| || |A| |B| ||_F: the scale of rounding errors in alpha A B, whatever beta C cancels.
@@ -128,16 +119,17 @@ inline double abs_product_norm(double alpha, const host_matrix<double>& a,
 /// Bound on ||C - C_exact||_F from rounding the inputs: each product a_il b_lj is off by at
 /// most 2u |a_il| |b_lj| (plus u^2), so the error is at most 2.5 u |alpha| || |A| |B| ||_F,
 /// however much alpha A B and beta C cancel.
-inline double input_error_bound(spamm_precision p, double alpha, const host_matrix<double>& a,
-                                const host_matrix<double>& b) {
-  const double u = p == spamm_precision::fp64 ? 0x1p-53 : unit_roundoff(test_precision(p));
+inline double input_error_bound(nearsparse::spamm::precision p, double alpha,
+                                const host_matrix<double>& a, const host_matrix<double>& b) {
+  const double u =
+      p == nearsparse::spamm::precision::fp64 ? 0x1p-53 : unit_roundoff(test_precision(p));
   return 2.5 * u * abs_product_norm(alpha, a, b);
 }
 
 /// Bound on ||C - C_rounded||_F from accumulating in float (double for fp64), where C_rounded is
 /// the product of the rounded inputs: a few units of roundoff times sqrt(k + 1), relative to
 /// |alpha| || |A| |B| ||_F, so cancellation between alpha A B and beta C cannot make it fail.
-inline double accumulation_error_bound(spamm_precision p, double alpha,
+inline double accumulation_error_bound(nearsparse::spamm::precision p, double alpha,
                                        const host_matrix<double>& a, const host_matrix<double>& b) {
   return accumulation_tolerance(p, a.cols) * abs_product_norm(alpha, a, b);
 }

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace ns = nearsparse::detail::spamm;
-using nearsparse::spamm_precision;
+namespace ns = nearsparse::spamm::detail;
+using spamm_precision = nearsparse::spamm::precision;
 using nearsparse::test::spamm::round_input;
 
 namespace {

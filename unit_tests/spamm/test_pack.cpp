@@ -18,8 +18,8 @@
 #include <cstring>
 #include <string>
 
-namespace ns = nearsparse::detail::spamm;
-using nearsparse::spamm_precision;
+namespace ns = nearsparse::spamm::detail;
+using spamm_precision = nearsparse::spamm::precision;
 
 namespace {
 
@@ -73,7 +73,7 @@ TEMPLATE_LIST_TEST_CASE("packing an operand with more teams than one launch equa
             Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("packed")),
             std::size_t(rows_p) * std::size_t(cols_p));
         for (int pass = 0; pass < passes; ++pass) {
-          INFO(exec_space::name() << " " << nearsparse::to_string(precision)
+          INFO(exec_space::name() << " " << nearsparse::spamm::to_string(precision)
                                   << (transpose ? ", transposed" : "") << ", " << rows_p << " x "
                                   << cols_p << ", pass " << pass << ", seed " << seed);
           Kokkos::deep_copy(exec, packed, storage(0x5a5a));  // anything the packing must overwrite

@@ -14,13 +14,16 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-using nearsparse::spamm_precision;
+using nearsparse::implementation;
 using nearsparse::test::host_matrix;
+using spamm_precision = nearsparse::spamm::precision;
 namespace ref = nearsparse::test::spamm;
+namespace spamm = nearsparse::spamm;
 
 namespace {
 
@@ -32,7 +35,7 @@ using nearsparse::test::spamm::decaying_random;
 template <class Exec, class T = double>
 using matrix = nearsparse::test::spamm::matrix<Exec, T>;
 
-// Whether Exec is Kokkos::Cuda, where the automatic and mma_sync kernels can differ.
+// Whether Exec is Kokkos::Cuda, where the automatic kernels with and without wgmma can differ.
 template <class Exec>
 constexpr bool on_cuda() {
 #ifdef KOKKOS_ENABLE_CUDA
@@ -40,6 +43,15 @@ constexpr bool on_cuda() {
 #else
   return false;
 #endif
+}
+
+// Which kernels run: the implementation, and on CUDA whether the wgmma kernel may.
+struct kernel_choice {
+  implementation how;
+  bool wgmma;
+};
+std::ostream& operator<<(std::ostream& out, const kernel_choice& k) {
+  return out << nearsparse::to_string(k.how) << (k.wgmma ? "" : " without wgmma");
 }
 
 template <class Exec>
@@ -60,11 +72,11 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
   const shape s =
       GENERATE(shape{1, 1, 1}, shape{77, 131, 45}, shape{200, 37, 161}, shape{129, 258, 130});
   const int tile = GENERATE(32, 64, 128);
-  const auto kernel =
-      GENERATE(nearsparse::spamm_kernel::automatic, nearsparse::spamm_kernel::portable,
-               nearsparse::spamm_kernel::mma_sync);
-  // mma_sync differs from automatic only on CUDA (where a Hopper GPU takes wgmma otherwise).
-  if (kernel == nearsparse::spamm_kernel::mma_sync && !on_cuda<exec_space>()) return;
+  const auto kernel = GENERATE(kernel_choice{implementation::automatic, true},
+                               kernel_choice{implementation::portable, true},
+                               kernel_choice{implementation::automatic, false});
+  // wgmma = false differs from automatic only on CUDA (where a Hopper GPU takes wgmma otherwise).
+  if (!kernel.wgmma && !on_cuda<exec_space>()) return;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
   matrix<exec_space> a("A", s.m, s.k), b("B", s.k, s.n);
   nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
@@ -72,18 +84,19 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
   const auto ha = nearsparse::test::to_host(a), hb = nearsparse::test::to_host(b);
   for (const auto precision : all_precisions) {
     INFO(exec_space::name() << " " << s.m << " x " << s.k << " x " << s.n << ", tile " << tile
-                            << ", " << nearsparse::to_string(precision) << ", kernel "
-                            << int(kernel) << ", seed " << seed);
-    nearsparse::spamm_options opt;
+                            << ", " << spamm::to_string(precision) << ", kernel " << kernel
+                            << ", seed " << seed);
+    spamm::options opt;
     opt.precision = precision;
     opt.tile = tile;
-    opt.kernel = kernel;
+    opt.implementation = kernel.how;
+    opt.wgmma = kernel.wgmma;
     matrix<exec_space, double> c("C", s.m, s.n);
     nearsparse::fill_random(exec, c, seed + 2, -1.0, 1.0);
     const auto hc = nearsparse::test::to_host(c);
     const double alpha = 0.75, beta = -1.5;
-    const auto summary = nearsparse::spamm(exec, alpha, a, b, beta, c, opt);
-    CHECK(summary.valid_ratio == 1.0);
+    const auto report = spamm::multiply(exec, alpha, a, b, beta, c, opt);
+    CHECK(report.valid_ratio == 1.0);
     const auto got = nearsparse::test::to_host(c);
     const auto exact = nearsparse::test::reference_gemm(alpha, ha, hb, beta, hc);
     const auto of_rounded = nearsparse::test::reference_gemm(alpha, ref::rounded(ha, precision),
@@ -115,18 +128,18 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
   const int stride = GENERATE(1, 3);
   const std::size_t m = 301, k = 419, n = 263;  // no extent a multiple of any tile
   const std::uint64_t seed = nearsparse::test::fresh_seed();
-  INFO(exec_space::name() << ", tile " << tile << ", " << nearsparse::to_string(precision)
-                          << ", stride " << stride << ", seed " << seed);
+  INFO(exec_space::name() << ", tile " << tile << ", " << spamm::to_string(precision) << ", stride "
+                          << stride << ", seed " << seed);
   const auto a = decaying_random(exec, m, k, seed);
   const auto b = decaying_random(exec, k, n, seed + 1);
   const auto ha = ref::rounded(nearsparse::test::to_host(a), precision);
   const auto hb = ref::rounded(nearsparse::test::to_host(b), precision);
 
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.precision = precision;
   opt.tile = tile;
   opt.load_balance_stride = stride;
-  nearsparse::spamm_plan plan(exec, a, b, opt);
+  spamm::plan plan(exec, a, b, opt);
 
   // The norm maps equal the host's tile norms of the rounded inputs.
   const auto an = nearsparse::test::to_host(plan.a_norms());
@@ -188,11 +201,12 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
 
   // Another kernel from a plan at the same tau keeps the same pairs and agrees with the host and
   // with the automatic kernel.
-  const auto check_kernel = [&](nearsparse::spamm_kernel kind) {
-    nearsparse::spamm_options other = opt;
-    other.kernel = kind;
+  const auto check_kernel = [&](kernel_choice kind) {
+    spamm::options other = opt;
+    other.implementation = kind.how;
+    other.wgmma = kind.wgmma;
     other.tau = tau;
-    nearsparse::spamm_plan plan_other(exec, a, b, other);
+    spamm::plan plan_other(exec, a, b, other);
     CHECK(plan_other.kept_count() == plan.kept_count());
     matrix<exec_space, float> co("Co", m, n);
     Kokkos::deep_copy(co, c0);
@@ -201,9 +215,9 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
     NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(co), nearsparse::test::to_host(c),
                                     2 * tol);
   };
-  check_kernel(nearsparse::spamm_kernel::portable);
+  check_kernel({implementation::portable, true});
   // On CUDA, the mma.sync kernels too, which a Hopper GPU otherwise leaves for wgmma.
-  if (on_cuda<exec_space>()) check_kernel(nearsparse::spamm_kernel::mma_sync);
+  if (on_cuda<exec_space>()) check_kernel({implementation::automatic, false});
 }
 
 TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][search]",
@@ -215,13 +229,13 @@ TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][sear
   INFO(exec_space::name() << ", target " << target << ", seed " << seed);
   const std::size_t n = 1000;
   matrix<exec_space> a("A", n, n);
-  nearsparse::fill_algebraic_decay(exec, a);
+  spamm::fill_algebraic_decay(exec, a);
   const auto b = decaying_random(exec, n, n, seed);
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.tile = 32;
   opt.target_valid_ratio = target;
   opt.search.tolerance = 0.005;
-  nearsparse::spamm_plan plan(exec, a, b, opt);
+  spamm::plan plan(exec, a, b, opt);
   CHECK(std::abs(plan.valid_ratio() - target) <= 0.005);
   // Searching again on the same plan gives a consistent result and sets it.
   const auto found = plan.search_tau(exec, target, opt.search);
@@ -257,20 +271,20 @@ TEMPLATE_LIST_TEST_CASE("the one-launch tau search lands where the host-driven s
     auto a = decaying_random(exec, s.m, s.k, seed);
     auto b = decaying_random(exec, s.k, s.n, seed + 1);
     if (s.ties) {
-      nearsparse::fill_algebraic_decay(exec, a);
-      nearsparse::fill_algebraic_decay(exec, b);
+      spamm::fill_algebraic_decay(exec, a);
+      spamm::fill_algebraic_decay(exec, b);
     }
-    nearsparse::spamm_options opt;
+    spamm::options opt;
     opt.tile = s.tile;
-    nearsparse::spamm_plan plan(exec, a, b, opt);
+    spamm::plan plan(exec, a, b, opt);
     for (const double target : {0.02, 0.1, 0.37, 0.9}) {
       INFO("target " << target);
       auto search = opt.search;
-      search.launch = nearsparse::spamm_search_launch::one_launch;
+      search.launch = spamm::search_launch::one_launch;
       REQUIRE(plan.searches_in_one_launch(search));
       const auto one = plan.search_tau(exec, target, search);
       const auto v_one = nearsparse::test::to_host(plan.work_matrix());
-      search.launch = nearsparse::spamm_search_launch::launch_per_count;
+      search.launch = spamm::search_launch::launch_per_count;
       REQUIRE_FALSE(plan.searches_in_one_launch(search));
       const auto many = plan.search_tau(exec, target, search);
       const auto v_many = nearsparse::test::to_host(plan.work_matrix());
@@ -301,14 +315,14 @@ TEMPLATE_LIST_TEST_CASE("a plan reports non-finite operands after its one wait",
   Kokkos::deep_copy(bad_b, b);
   Kokkos::deep_copy(Kokkos::subview(bad_b, 69, 3), std::numeric_limits<double>::quiet_NaN());
   Kokkos::deep_copy(Kokkos::subview(bad_b, 0, 89), -std::numeric_limits<double>::infinity());
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.tile = 32;
   opt.target_valid_ratio = 0.3;
-  CHECK_THROWS_WITH(nearsparse::spamm_plan<exec_space>(exec, a, bad_b, opt),
+  CHECK_THROWS_WITH(spamm::plan<exec_space>(exec, a, bad_b, opt),
                     Contains("'B'") && Contains("70 x 90") && Contains("2 non-finite"));
-  nearsparse::spamm_plan plan(exec, a, b, opt);
-  for (const auto launch : {nearsparse::spamm_search_launch::one_launch,
-                            nearsparse::spamm_search_launch::launch_per_count}) {
+  spamm::plan plan(exec, a, b, opt);
+  for (const auto launch :
+       {spamm::search_launch::one_launch, spamm::search_launch::launch_per_count}) {
     auto search = opt.search;
     search.launch = launch;
     INFO("search in one launch: " << plan.searches_in_one_launch(search));
@@ -320,7 +334,7 @@ TEMPLATE_LIST_TEST_CASE("a plan reports non-finite operands after its one wait",
   // With the check off, nothing is counted (and nothing thrown).
   opt.check_finite = false;
   opt.target_valid_ratio = 0;
-  CHECK_NOTHROW(nearsparse::spamm_plan<exec_space>(exec, a, bad_b, opt));
+  CHECK_NOTHROW(spamm::plan<exec_space>(exec, a, bad_b, opt));
 }
 
 TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan", "[spamm][plan]",
@@ -331,10 +345,10 @@ TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused pla
   const std::uint64_t seed = nearsparse::test::fresh_seed();
   INFO(exec_space::name() << ", seed " << seed);
   const auto a = decaying_random(exec, n, n, seed);
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.precision = spamm_precision::fp64;
   opt.tile = 32;
-  nearsparse::spamm_plan plan(exec, a, a, opt);
+  spamm::plan plan(exec, a, a, opt);
   // A^3 by two products that reuse A's packing and norms: B <- A * B.
   matrix<exec_space> p("P", n, n), q("Q", n, n);
   plan.multiply(exec, 1.0, 0.0, p);
@@ -346,12 +360,12 @@ TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused pla
   const auto a3 = nearsparse::test::reference_gemm(1.0, ha, a2, 0.0, zero);
   NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(q), a3, 1e-12);
 
-  // measure_spamm_error against the host's Frobenius norms.
+  // measure_error against the host's Frobenius norms.
   matrix<exec_space> approx("approx", n, n);
-  nearsparse::spamm_options loose = opt;
+  spamm::options loose = opt;
   loose.target_valid_ratio = 0.3;
-  nearsparse::spamm(exec, 1.0, a, a, 0.0, approx, loose);
-  const auto e = nearsparse::measure_spamm_error(exec, p, approx);
+  spamm::multiply(exec, 1.0, a, a, 0.0, approx, loose);
+  const auto e = spamm::measure_error(exec, p, approx);
   const auto happrox = nearsparse::test::to_host(approx);
   const auto hp = nearsparse::test::to_host(p);
   CHECK(e.reference_norm == Approx(nearsparse::test::frobenius_norm(hp)).epsilon(1e-12));
@@ -367,17 +381,17 @@ TEMPLATE_LIST_TEST_CASE("spamm handles empty extents", "[spamm][edge]",
   // K = 0: C = beta * C.
   matrix<exec_space> a("A", 5, 0), b("B", 0, 3), c("C", 5, 3);
   Kokkos::deep_copy(c, 2.0);
-  const auto s = nearsparse::spamm(exec, 1.0, a, b, 0.5, c);
+  const auto s = spamm::multiply(exec, 1.0, a, b, 0.5, c);
   CHECK(s.valid_ratio == 0.0);
   const auto hc = nearsparse::test::to_host(c);
   for (double x : hc.data) CHECK(x == 1.0);
   // M = 0 and N = 0: nothing to do, no error.
   matrix<exec_space> a0("A0", 0, 4), b0("B0", 4, 3), c0("C0", 0, 3);
-  CHECK_NOTHROW(nearsparse::spamm(exec, 1.0, a0, b0, 0.0, c0));
+  CHECK_NOTHROW(spamm::multiply(exec, 1.0, a0, b0, 0.0, c0));
   matrix<exec_space> a1("A1", 2, 4), b1("B1", 4, 0), c1("C1", 2, 0);
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.target_valid_ratio = 0.5;
-  CHECK_NOTHROW(nearsparse::spamm(exec, 1.0, a1, b1, 0.0, c1, opt));
+  CHECK_NOTHROW(spamm::multiply(exec, 1.0, a1, b1, 0.0, c1, opt));
 }
 
 TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][errors]",
@@ -389,50 +403,115 @@ TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][er
   Kokkos::deep_copy(a, 1.0);
   Kokkos::deep_copy(b, 1.0);
   matrix<exec_space> bad_b("B", 5, 2), bad_c("C", 2, 3);
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, bad_b, 0.0, c),
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, bad_b, 0.0, c),
                     Contains("'B'") && Contains("5 x 2") && Contains("3 x 4"));
-  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, bad_b, 0.0, c), nearsparse::invalid_argument);
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, bad_c),
+  CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, bad_b, 0.0, c), nearsparse::invalid_argument);
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, bad_c),
                     Contains("'C'") && Contains("2 x 3") && Contains("expected 3 x 2"));
-  nearsparse::spamm_options opt;
+  spamm::options opt;
   opt.tile = 48;
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt),
                     Contains("options.tile") && Contains("48"));
   opt = {};
   opt.tau = -1;
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), Contains("options.tau"));
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), Contains("options.tau"));
   opt.tau = std::numeric_limits<double>::quiet_NaN();
-  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
+  CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
   opt = {};
   opt.target_valid_ratio = 1.5;
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
-                    Contains("target_valid_ratio"));
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), Contains("target_valid_ratio"));
   opt = {};
   opt.load_balance_stride = 0;
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt),
-                    Contains("load_balance_stride"));
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, std::nan(""), a, b, 0.0, c), Contains("alpha"));
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), Contains("load_balance_stride"));
+  CHECK_THROWS_WITH(spamm::multiply(exec, std::nan(""), a, b, 0.0, c), Contains("alpha"));
   // Non-finite values in A or B.
   Kokkos::deep_copy(Kokkos::subview(a, 1, 2), std::numeric_limits<double>::infinity());
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c),
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c),
                     Contains("'A'") && Contains("3 x 4") && Contains("1 non-finite"));
   Kokkos::deep_copy(a, 1.0);
   Kokkos::deep_copy(Kokkos::subview(b, 0, 1), std::numeric_limits<double>::quiet_NaN());
-  CHECK_THROWS_WITH(nearsparse::spamm(exec, 1.0, a, b, 0.0, c), Contains("'B'"));
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c), Contains("'B'"));
   Kokkos::deep_copy(b, 1.0);
   // A plan rejects replacements of the wrong extents and searches with bad targets.
-  nearsparse::spamm_plan plan(exec, a, b);
+  spamm::plan plan(exec, a, b);
   CHECK_THROWS_WITH(plan.update_b(exec, bad_b), Contains("'B'") && Contains("5 x 2"));
   CHECK_THROWS_WITH(plan.search_tau(exec, 0.0), Contains("target valid ratio"));
-  nearsparse::spamm_search_options bad_search;
-  bad_search.launch = static_cast<nearsparse::spamm_search_launch>(7);
+  spamm::search_options bad_search;
+  bad_search.launch = static_cast<spamm::search_launch>(7);
   CHECK_THROWS_WITH(plan.search_tau(exec, 0.5, bad_search),
                     Contains("search.launch") && Contains("is 7"));
   opt = {};
   opt.target_valid_ratio = 0.5;
   opt.search = bad_search;
-  CHECK_THROWS_AS(nearsparse::spamm(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
+  CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
   CHECK_THROWS_WITH(plan.set_tau(exec, -0.5), Contains("tau"));
-  CHECK_THROWS_AS(nearsparse::parse_spamm_precision("fp8"), nearsparse::invalid_argument);
-  CHECK(nearsparse::parse_spamm_precision("BF16") == spamm_precision::bf16);
+  CHECK_THROWS_AS(spamm::parse_precision("fp8"), nearsparse::invalid_argument);
+  CHECK(spamm::parse_precision("BF16") == spamm_precision::bf16);
+}
+
+TEMPLATE_LIST_TEST_CASE(
+    "implementation::specialized runs the CUDA kernels and is refused elsewhere",
+    "[spamm][implementation]", nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", seed " << seed);
+  const auto a = decaying_random(exec, 70, 90, seed);
+  const auto b = decaying_random(exec, 90, 50, seed + 1);
+  matrix<exec_space> c("C", 70, 50);
+  spamm::options opt;
+  opt.tile = 32;
+  opt.implementation = implementation::specialized;
+  if (on_cuda<exec_space>()) {
+    CHECK_NOTHROW(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt));
+    CHECK_NOTHROW(spamm::plan<exec_space>(exec, a, b, opt));
+  } else {
+    // No specialized path on this space: the error names the entry point that was called.
+    CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::unsupported);
+    CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt),
+                      Contains("nearsparse::spamm::multiply") && Contains("specialized") &&
+                          Contains(exec_space::name()));
+    CHECK_THROWS_AS(spamm::plan<exec_space>(exec, a, b, opt), nearsparse::unsupported);
+    CHECK_THROWS_WITH(spamm::plan<exec_space>(exec, a, b, opt),
+                      Contains("nearsparse::spamm::plan") && Contains("specialized"));
+  }
+  // A value outside the enumeration is an invalid argument everywhere.
+  opt.implementation = static_cast<implementation>(9);
+  CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
+}
+
+TEMPLATE_LIST_TEST_CASE("implementation::portable and automatic agree", "[spamm][implementation]",
+                        nearsparse::enabled_execution_spaces) {
+  using exec_space = TestType;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  const std::size_t m = 150, k = 200, n = 130;
+  const auto a = decaying_random(exec, m, k, seed);
+  const auto b = decaying_random(exec, k, n, seed + 1);
+  for (const auto precision : all_precisions) {
+    INFO(exec_space::name() << ", " << spamm::to_string(precision) << ", seed " << seed);
+    spamm::options opt;
+    opt.precision = precision;
+    opt.tile = 32;
+    matrix<exec_space> c_auto("C_automatic", m, n), c_portable("C_portable", m, n);
+    opt.implementation = implementation::automatic;
+    spamm::plan<exec_space> automatic(exec, a, b, opt);
+    automatic.multiply(exec, 1.0, 0.0, c_auto);
+    opt.implementation = implementation::portable;
+    spamm::plan<exec_space> portable(exec, a, b, opt);
+    portable.multiply(exec, 1.0, 0.0, c_portable);
+    CHECK(automatic.valid_ratio() == 1.0);
+    CHECK(portable.valid_ratio() == 1.0);
+    // The norm maps agree up to the order of summation (the CUDA get-norm kernel sums in float).
+    const double norm_tol = precision == spamm_precision::fp64 ? 1e-13 : 1e-5;
+    NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(automatic.a_norms()),
+                                    nearsparse::test::to_host(portable.a_norms()), norm_tol);
+    NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(automatic.b_norms()),
+                                    nearsparse::test::to_host(portable.b_norms()), norm_tol);
+    // The products differ only in the order of accumulation.
+    NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(c_auto),
+                                    nearsparse::test::to_host(c_portable),
+                                    2 * ref::accumulation_tolerance(precision, k));
+  }
 }

@@ -1,5 +1,5 @@
 // Distributed SpAMM over MPI: on every process grid the processes' blocks of C equal the blocks of
-// a single-process spamm_plan's C to rounding, with the same kept tile products, the same work
+// a single-process spamm::plan's C to rounding, with the same kept tile products, the same work
 // matrix and a global valid ratio; kept panels are not sent again; a target valid ratio is met
 // over the whole product; bad input is refused on every process alike. Runs under mpiexec with
 // 2 and 4 processes, on every enabled execution space.
@@ -29,8 +29,8 @@
 #include <vector>
 
 using Catch::Matchers::Contains;
-using nearsparse::distributed_spamm_options;
-using nearsparse::spamm_precision;
+using nearsparse::spamm::distributed_options;
+using spamm_precision = nearsparse::spamm::precision;
 using nearsparse::test::host_matrix;
 using nearsparse::test::shared_seed;
 using nearsparse::test::world_size;
@@ -101,12 +101,12 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm equals single-process spamm on every 
   const auto b = decaying_random(exec, k, n, seed + 1);
   const auto c0 = decaying_random(exec, m, n, seed + 2);
   for (auto precision : {spamm_precision::fp64, spamm_precision::fp32, spamm_precision::fp16}) {
-    nearsparse::spamm_options o;
+    nearsparse::spamm::options o;
     o.precision = precision;
     o.tile = 32;
     o.tau = 0.0;
     // A threshold that keeps part of the tile products, from the single-process norms.
-    nearsparse::spamm_plan<exec_t> single(exec, a, b, o);
+    nearsparse::spamm::plan<exec_t> single(exec, a, b, o);
     single.search_tau(exec, 0.4);
     o.tau = single.tau();
     single.set_tau(exec, o.tau);
@@ -129,23 +129,23 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm equals single-process spamm on every 
       for (bool keep : {true, false}) {
         for (int panels : {1, 2}) {
           for (auto transport : transports) {
-            INFO(nearsparse::to_string(precision)
+            INFO(nearsparse::spamm::to_string(precision)
                  << ", grid " << pr << " x " << pc << ", keep " << keep << ", panels per block "
                  << panels << ", transport " << nearsparse::to_string(transport));
-            distributed_spamm_options d;
+            distributed_options d;
             d.transport = transport;
             d.process_rows = pr;
             d.process_cols = pc;
             d.keep_panels = keep;
             d.panels_per_block = panels;
-            const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, 32, d);
+            const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, 32, d);
             const auto a_blk =
                 copy_block(exec, a, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
             const auto b_blk = block(b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
             auto c_blk =
                 copy_block(exec, c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end);
-            nearsparse::distributed_spamm_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o,
-                                                            d);
+            nearsparse::spamm::distributed_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o,
+                                                             d);
             // CHECK, not REQUIRE: a process that left the test would leave the others waiting.
             CHECK(plan.kept_count() == single.kept_count());
             CHECK(plan.valid_ratio() == single.valid_ratio());
@@ -187,14 +187,14 @@ TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one pr
   INFO("seed " << seed << ", " << exec_t::name());
   const auto a = decaying_random(exec, n, n, seed);
   const auto b = decaying_random(exec, n, n, seed + 1);
-  nearsparse::spamm_options o;
+  nearsparse::spamm::options o;
   o.precision = spamm_precision::fp64;
   o.tile = 32;
   o.target_valid_ratio = 0.25;
-  nearsparse::spamm_plan<exec_t> single(exec, a, b, o);
-  const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, 32);
+  nearsparse::spamm::plan<exec_t> single(exec, a, b, o);
+  const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, 32);
   const auto a_blk = block(a, blk.row_begin, blk.row_end, 0, n);
-  nearsparse::distributed_spamm_plan<exec_t> plan(
+  nearsparse::spamm::distributed_plan<exec_t> plan(
       MPI_COMM_WORLD, exec, a_blk, block(b, blk.b_row_begin, blk.b_row_end, 0, n), o);
   CHECK(std::abs(plan.valid_ratio() - 0.25) <= o.search.tolerance);
   CHECK(std::abs(plan.valid_ratio() - single.valid_ratio()) <= o.search.tolerance);
@@ -229,19 +229,19 @@ TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even wo
   const int n = 333, tile = 32, mt = (n + tile - 1) / tile;
   INFO("seed " << seed << ", " << exec_t::name());
   const auto a = decaying_random(exec, n, n, seed);
-  nearsparse::spamm_options o;
+  nearsparse::spamm::options o;
   o.precision = spamm_precision::fp64;
   o.tile = tile;
   o.target_valid_ratio = 0.2;
-  nearsparse::spamm_plan<exec_t> single(exec, a, a, o);
+  nearsparse::spamm::plan<exec_t> single(exec, a, a, o);
   matrix<exec_t> c_single("c", n, n);
   single.multiply(exec, 1.0, 0.0, c_single);
   const auto full = nearsparse::test::to_host(c_single);
   o.target_valid_ratio = 0;
   o.tau = single.tau();
 
-  const auto equal = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile);
-  nearsparse::distributed_spamm_plan<exec_t> first(
+  const auto equal = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, tile);
+  nearsparse::spamm::distributed_plan<exec_t> first(
       MPI_COMM_WORLD, exec, block(a, equal.row_begin, equal.row_end, 0, n),
       block(a, equal.b_row_begin, equal.b_row_end, 0, n), o);
   const auto work = first.tile_row_work(exec);
@@ -250,7 +250,7 @@ TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even wo
   for (double w : work) total += w;
   CHECK(total == Approx(double(single.kept_count()) + double(mt) * mt));
 
-  const auto bal = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile, {}, work);
+  const auto bal = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, tile, {}, work);
   CHECK(bal.row_begin % tile == 0);
   CHECK(bal.b_row_begin == bal.row_begin);  // B's rows follow C's for matrix powers
   // The blocks tile [0, n) in rank order, and no process row gets much more than its share.
@@ -269,7 +269,7 @@ TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even wo
   for (double w : work) largest_tile_row = std::max(largest_tile_row, w);
   CHECK(heaviest <= total / world_size() + largest_tile_row);
 
-  nearsparse::distributed_spamm_plan<exec_t> plan(
+  nearsparse::spamm::distributed_plan<exec_t> plan(
       MPI_COMM_WORLD, exec, block(a, bal.row_begin, bal.row_end, 0, n),
       block(a, bal.b_row_begin, bal.b_row_end, 0, n), o);
   CHECK(plan.kept_count() == single.kept_count());
@@ -279,8 +279,8 @@ TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even wo
   const auto d = whole_distance(nearsparse::test::to_host(c), full, bal.row_begin, 0);
   CHECK(d.error <= 1e-12 * d.norm);
   // Weights that do not fit the product.
-  CHECK_THROWS_WITH(nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, tile, {},
-                                                         std::vector<double>(3, 1.0)),
+  CHECK_THROWS_WITH(nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, tile, {},
+                                                          std::vector<double>(3, 1.0)),
                     Contains("row_work"));
 }
 
@@ -292,13 +292,13 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm handles empty extents and more proces
   for (const auto& [m, k, n] : std::vector<std::tuple<int, int, int>>{
            {0, 40, 40}, {40, 0, 40}, {40, 40, 0}, {33, 20, 45}}) {
     INFO(m << " x " << k << " times " << k << " x " << n);
-    nearsparse::spamm_options o;
+    nearsparse::spamm::options o;
     o.precision = spamm_precision::fp64;
     o.tile = 32;
     const auto a = decaying_random(exec, m, k, seed);
     const auto b = decaying_random(exec, k, n, seed + 1);
-    const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, 32);
-    nearsparse::distributed_spamm_plan<exec_t> plan(
+    const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, 32);
+    nearsparse::spamm::distributed_plan<exec_t> plan(
         MPI_COMM_WORLD, exec, block(a, blk.row_begin, blk.row_end, 0, k),
         block(b, blk.b_row_begin, blk.b_row_end, 0, n), o);
     matrix<exec_t> c("c", blk.row_end - blk.row_begin, n);
@@ -328,15 +328,15 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
   const int size = world_size(), n = 100;
   const auto seed = shared_seed();
   const auto a = decaying_random(exec, n, n, seed);
-  nearsparse::spamm_options o;
+  nearsparse::spamm::options o;
   o.tile = 32;
-  const auto blk = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, n, n, n, 32);
+  const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, 32);
   const auto mine = block(a, blk.row_begin, blk.row_end, 0, n);
   const auto b_mine = block(a, blk.b_row_begin, blk.b_row_end, 0, n);
-  using plan_t = nearsparse::distributed_spamm_plan<exec_t>;
+  using plan_t = nearsparse::spamm::distributed_plan<exec_t>;
 
   // A grid that does not hold the processes.
-  distributed_spamm_options d;
+  distributed_options d;
   d.process_rows = size + 1;
   CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, d), Contains("process grid"));
   // Row blocks off the tile grid: one row moves from process 0 to process 1.
@@ -364,7 +364,7 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
   exec.fence();
   CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, bad, b_mine, o), Contains("non-finite"));
   // Negative tau, and a block of C of the wrong shape on one process only.
-  nearsparse::spamm_options neg = o;
+  nearsparse::spamm::options neg = o;
   neg.tau = -1;
   CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, neg), Contains("tau"));
   plan_t plan(MPI_COMM_WORLD, exec, mine, b_mine, o);
@@ -372,7 +372,7 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
   CHECK_THROWS_WITH(plan.multiply(exec, 1.0, 0.0, c), Contains("C"));
   // NCCL where the build or the execution space has none.
   if (!nearsparse::detail::nccl_capable_v<exec_t>) {
-    distributed_spamm_options nccl;
+    distributed_options nccl;
     nccl.transport = nearsparse::gpu_transport::nccl;
     CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, nccl), Contains("NCCL"));
   }

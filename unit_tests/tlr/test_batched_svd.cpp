@@ -53,6 +53,12 @@ ref::matrix test_matrix(std::size_t m, std::size_t n, std::size_t b, std::uint64
   return a;
 }
 
+/// Whether Exec has the cuSOLVER path: Kokkos::Cuda with device memory.
+template <class Exec>
+bool has_cusolver() {
+  return std::string(Exec::name()) == "Cuda" && std::string(Exec::memory_space::name()) == "Cuda";
+}
+
 double max_orthogonality_error(const std::vector<double>& q, std::size_t rows, std::size_t cols) {
   double worst = 0;
   for (std::size_t p = 0; p < cols; ++p)
@@ -77,14 +83,14 @@ TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal fact
   const shape sh = GENERATE(shape{1, 1, 3}, shape{7, 5, 4}, shape{5, 7, 4}, shape{32, 32, 3},
                             shape{16, 9, 5}, shape{33, 20, 3}, shape{20, 33, 3}, shape{1, 6, 2});
   const std::size_t m = sh.m, n = sh.n, batch = sh.batch, k = std::min(m, n);
-  std::vector<nt::kernel_choice> kernels = {nt::kernel_choice::portable,
-                                            nt::kernel_choice::automatic};
-  const bool cuda = nt::detail::vendor_path_exists<exec_space>();
-  if (cuda && m <= 32 && n <= 32) kernels.push_back(nt::kernel_choice::vendor);
+  using nearsparse::implementation;
+  std::vector<implementation> kernels = {implementation::portable, implementation::automatic};
+  const bool cuda = has_cusolver<exec_space>();
+  if (cuda && m <= 32 && n <= 32) kernels.push_back(implementation::specialized);
   std::vector<std::vector<double>> reference_s;
   for (const auto kernel : kernels) {
     INFO(exec_space::name() << ", " << m << " x " << n << " x " << batch << ", kernel "
-                            << nt::to_string(kernel) << ", seed " << seed);
+                            << nearsparse::to_string(kernel) << ", seed " << seed);
     batch3<exec_space> a("A", m, n, batch), u("U", m, k, batch), v("V", n, k, batch);
     batch2<exec_space> s("S", k, batch);
     auto ha = Kokkos::create_mirror_view(a);
@@ -95,12 +101,12 @@ TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal fact
     }
     Kokkos::deep_copy(exec, a, ha);
     nt::batched_svd_options o;
-    o.kernel = kernel;
+    o.implementation = kernel;
     const auto report = nt::batched_svd(exec, a, s, u, v, o);
     CHECK(report.not_converged == 0);
     const bool expect_vendor =
-        cuda && (kernel == nt::kernel_choice::vendor ||
-                 (kernel == nt::kernel_choice::automatic && nt::detail::vendor_svd_pays(m, n)));
+        cuda && (kernel == implementation::specialized ||
+                 (kernel == implementation::automatic && nt::detail::cusolver_svd_pays(m, n)));
     CHECK(report.kernel == (expect_vendor ? "cusolver gesvdjBatched" : "portable"));
     auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s);
     auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
@@ -176,13 +182,17 @@ TEMPLATE_LIST_TEST_CASE("batched SVD handles empty batches and rejects bad input
   CHECK_THROWS_WITH(nt::batched_svd(exec, a, s, u, v), Contains("A") && Contains("non-finite"));
   Kokkos::deep_copy(exec, a, 1.0);
   o = nt::batched_svd_options{};
-  o.kernel = nt::kernel_choice::vendor;
-  if (nt::detail::vendor_path_exists<exec_space>()) {
+  o.implementation = nearsparse::implementation::specialized;
+  if (has_cusolver<exec_space>()) {
     CHECK_NOTHROW(nt::batched_svd(exec, a, s, u, v, o));
     batch3<exec_space> big("A", 33, 4, 1), bu("U", 33, 4, 1), bv("V", 4, 4, 1);
     batch2<exec_space> bs("S", 4, 1);
     CHECK_THROWS_AS(nt::batched_svd(exec, big, bs, bu, bv, o), nearsparse::unsupported);
+    CHECK_THROWS_WITH(nt::batched_svd(exec, big, bs, bu, bv, o),
+                      Contains("nearsparse::tlr::batched_svd") && Contains("33 x 4"));
   } else {
     CHECK_THROWS_AS(nt::batched_svd(exec, a, s, u, v, o), nearsparse::unsupported);
+    CHECK_THROWS_WITH(nt::batched_svd(exec, a, s, u, v, o),
+                      Contains("nearsparse::tlr::batched_svd") && Contains(exec_space::name()));
   }
 }

@@ -182,6 +182,12 @@ TEMPLATE_LIST_TEST_CASE("bad compression arguments are rejected with their names
   o.oversampling = -1;
   CHECK_THROWS_WITH(nt::compress(exec, a, 8, o), Contains("oversampling"));
   o.oversampling = 4;
+  // Compression has the portable path only: specialized is refused on every execution space.
+  nt::compression_options specialized = o;
+  specialized.implementation = nearsparse::implementation::specialized;
+  CHECK_THROWS_AS(nt::compress(exec, a, 8, specialized), nearsparse::unsupported);
+  CHECK_THROWS_WITH(nt::compress(exec, a, 8, specialized),
+                    Contains("nearsparse::tlr::compress") && Contains("specialized"));
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
   h(3, 17) = std::numeric_limits<double>::infinity();
   Kokkos::deep_copy(a, h);
@@ -190,4 +196,15 @@ TEMPLATE_LIST_TEST_CASE("bad compression arguments are rejected with their names
                     Contains("max_rank"));
   CHECK_THROWS_WITH(nt::exponential_covariance(exec, 10, 4), Contains("dimension"));
   CHECK_THROWS_WITH(nt::exponential_covariance(exec, 10, 2, 0.0), Contains("length"));
+}
+
+TEST_CASE("compression methods have names", "[tlr]") {
+  CHECK(std::string(nt::to_string(nt::compression_method::randomized)) == "randomized");
+  CHECK(std::string(nt::to_string(nt::compression_method::svd)) == "svd");
+  CHECK(nt::parse_compression_method("SVD") == nt::compression_method::svd);
+  CHECK(nt::parse_compression_method("randomized") == nt::compression_method::randomized);
+  CHECK_THROWS_AS(nt::parse_compression_method("qr"), nearsparse::invalid_argument);
+  CHECK_THROWS_WITH(
+      nt::parse_compression_method("qr", "nearsparse tlr", "--method"),
+      Contains("nearsparse tlr") && Contains("--method") && Contains("randomized or svd"));
 }

@@ -1,7 +1,7 @@
 // TLR products against the dense product in double precision on the host:
 //   - with a dense C (GEMM-LLD): exact up to rounding with respect to the compressed operands, for
 //     low-rank and dense tiles, edge tiles, alpha and beta, every outer_products_per_call, and both
-//     kernels where the vendor path exists;
+//     implementations where the specialized path (cuBLAS) exists;
 //   - with a TLR C (GEMM-LLL): the error follows the recompression accuracy, a full rank is exact,
 //     fixed ranks are kept, C's own content is scaled by beta;
 //   - the batched kernels on random batches; empty operands; bad arguments.
@@ -47,9 +47,10 @@ std::pair<tlr_of<Exec>, ref::matrix> operand(const Exec& exec, std::size_t m, st
   return {c, to_host(nt::to_dense(exec, c))};
 }
 
-std::vector<nt::kernel_choice> kernels_of(const std::string& name) {
-  if (name == "Cuda") return {nt::kernel_choice::portable, nt::kernel_choice::vendor};
-  return {nt::kernel_choice::portable};
+std::vector<nearsparse::implementation> kernels_of(const std::string& name) {
+  if (name == "Cuda")
+    return {nearsparse::implementation::portable, nearsparse::implementation::specialized};
+  return {nearsparse::implementation::portable};
 }
 
 }  // namespace
@@ -69,11 +70,11 @@ TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the
         for (const auto& [alpha, beta] : {std::pair<double, double>{1.0, 0.0}, {-0.7, 1.3}}) {
           auto c = ref::to_device(exec, hc0);
           nt::gemm_options o;
-          o.kernel = kernel;
+          o.implementation = kernel;
           o.outer_products_per_call = per_call;
           nt::gemm(exec, alpha, a, b, beta, c, o);
           const auto expected = reference_gemm(alpha, ha, hb, beta, hc0);
-          INFO("dense diagonal " << dense_diagonal << ", kernel " << nt::to_string(kernel)
+          INFO("dense diagonal " << dense_diagonal << ", kernel " << nearsparse::to_string(kernel)
                                  << ", per call " << per_call << ", alpha " << alpha << ", beta "
                                  << beta);
           NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c), expected, 1e-13);
@@ -165,9 +166,9 @@ TEMPLATE_LIST_TEST_CASE("batched GEMM-LLD and GEMM-LLL on random batches", "[tlr
   for (const auto kernel : kernels_of(TestType::name())) {
     auto c = ref::to_device(exec, hc0);
     nt::gemm_options o;
-    o.kernel = kernel;
+    o.implementation = kernel;
     nt::gemm_lld_batched(exec, alpha, a, b, beta, c, batch, o);
-    INFO("kernel " << nt::to_string(kernel));
+    INFO("kernel " << nearsparse::to_string(kernel));
     NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c), expected, 1e-13);
   }
   // GEMM-LLL: C compressed from hc0 without loss, then the same batch.
@@ -229,11 +230,21 @@ TEMPLATE_LIST_TEST_CASE("bad TLR product arguments are rejected with their names
   fixed.trunc.fixed_rank = 5;
   tlr_of<TestType> cd(exec, 24, 24, 8, 4, true);
   CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, fixed), Contains("fixed_rank"));
-  nt::gemm_options vendor;
-  vendor.kernel = nt::kernel_choice::vendor;
-  CHECK_THROWS_AS(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, vendor), nearsparse::unsupported);
-  if (std::string(TestType::name()) != "Cuda")
-    CHECK_THROWS_AS(nt::gemm(exec, 1.0, a, b, 0.0, c, vendor), nearsparse::unsupported);
+  // specialized: never for a TLR C; for a dense C only where cuBLAS is there.
+  nt::gemm_options specialized;
+  specialized.implementation = nearsparse::implementation::specialized;
+  CHECK_THROWS_AS(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized), nearsparse::unsupported);
+  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized),
+                    Contains("nearsparse::tlr::gemm") && Contains("specialized"));
+  CHECK_THROWS_WITH(nt::gemm_lll_batched(exec, 1.0, ad, bd, 0.0, cd, {{1, 1, 1}}, specialized),
+                    Contains("nearsparse::tlr::gemm_lll_batched") && Contains("specialized"));
+  if (std::string(TestType::name()) != "Cuda") {
+    CHECK_THROWS_AS(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized), nearsparse::unsupported);
+    CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized),
+                      Contains("nearsparse::tlr::gemm") && Contains(TestType::name()));
+    CHECK_THROWS_WITH(nt::gemm_lld_batched(exec, 1.0, a, b, 0.0, c, {{0, 0, 0}}, specialized),
+                      Contains("nearsparse::tlr::gemm_lld_batched") && Contains(TestType::name()));
+  }
   // Batches: out of range, non-conforming, repeated C tiles.
   CHECK_THROWS_WITH(nt::gemm_lld_batched(exec, 1.0, a, b, 0.0, c, {{0, 0, 99}}),
                     Contains("tile 99"));

@@ -18,7 +18,7 @@ inline void release_cached_device_memory() {
 
 /// Bytes of unreferenced device allocations the library may keep, all caches together (no single
 /// allocation over half of it is kept). The default is a sixteenth of the smallest CUDA device's
-/// memory, at least 256 MiB; the environment variable NEARSPARSE_DEVICE_CACHE_MB sets it in MiB.
+/// memory, at least 256 MiB; set_device_cache_limit() changes it.
 std::size_t device_cache_limit();
 
 /// Sets the bound of device_cache_limit(). Lowering it keeps what is already kept until those

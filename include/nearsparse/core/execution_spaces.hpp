@@ -2,6 +2,7 @@
 // The Kokkos execution spaces this build holds, as a type list (tests and benchmarks are
 // templated over it) and by name (the command-line program chooses a backend by name).
 
+#include <nearsparse/core/detail/enabled_spaces.hpp>
 #include <nearsparse/core/errors.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -11,24 +12,6 @@
 #include <vector>
 
 namespace nearsparse {
-
-namespace detail {
-#ifdef KOKKOS_ENABLE_SERIAL
-using serial_spaces = std::tuple<Kokkos::Serial>;
-#else
-using serial_spaces = std::tuple<>;
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-using openmp_spaces = std::tuple<Kokkos::OpenMP>;
-#else
-using openmp_spaces = std::tuple<>;
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-using cuda_spaces = std::tuple<Kokkos::Cuda>;
-#else
-using cuda_spaces = std::tuple<>;
-#endif
-}  // namespace detail
 
 /// Every execution space compiled into this build, host spaces first.
 using enabled_execution_spaces = decltype(std::tuple_cat(std::declval<detail::serial_spaces>(),

@@ -37,12 +37,9 @@ KOKKOS_INLINE_FUNCTION double uniform01(std::uint64_t seed, std::uint64_t index,
 /// lo + (hi - lo) * u as one correctly rounded fma on every backend. Written as a multiply and
 /// an add, nvcc would fuse them (it contracts by default) and a host compiler might not, and the
 /// same seed would give values that differ in the last bit.
+/// (The C library's fma, which host and device code both have, is correctly rounded.)
 KOKKOS_INLINE_FUNCTION double scale_uniform(double u, double lo, double hi) {
-#ifdef __CUDA_ARCH__
   return ::fma(hi - lo, u, lo);
-#else
-  return std::fma(hi - lo, u, lo);
-#endif
 }
 
 /// A value of type T in [lo, hi); complex types get independent real and imaginary parts.

@@ -22,7 +22,7 @@ template <class ExecSpace, class Scalar, class Mem>
 cdm_matrix<Scalar, Mem> cdm_from_hm(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
   if (m.rows() != m.cols())
     nearsparse::detail::throw_invalid_argument(
-        "cdm_from_hm", "m",
+        "nearsparse::diagonal::cdm_from_hm", "m",
         nearsparse::detail::concat("is ", m.rows(), " x ", m.cols(),
                                    "; compact diagonal storage needs a square matrix"));
   const int n = m.rows();
@@ -89,7 +89,7 @@ hm_matrix<Scalar, Mem> hm_from_cdm(const ExecSpace& exec, const cdm_matrix<Scala
   return out;
 }
 
-/// Dense form of a CDM matrix.
+/// Dense form of a CDM matrix (column-major, dense_matrix).
 template <class ExecSpace, class Scalar, class Mem>
 dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const cdm_matrix<Scalar, Mem>& m) {
   const int n = m.size();
@@ -107,7 +107,7 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const cdm_matrix<Scala
   return out;
 }
 
-/// CDM form of a square dense matrix (every compact diagonal holding a nonzero).
+/// CDM form of a square dense matrix of any layout (every compact diagonal holding a nonzero).
 template <class ExecSpace, class DenseView>
 auto cdm_from_dense(const ExecSpace& exec, const DenseView& a) {
   return cdm_from_hm(exec, hm_from_dense(exec, a));

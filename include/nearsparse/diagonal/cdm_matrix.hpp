@@ -55,11 +55,14 @@ class cdm_matrix {
              const std::string& label = "nearsparse::cdm_matrix",
              values_init init = values_init::zero)
       : n_(n) {
-    static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                  "cdm_matrix: the first argument must be an execution space instance");
-    static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                  "cdm_matrix: the execution space cannot reach the memory space");
-    host_indices_ = detail::checked_compact_indices("cdm_matrix", "indices", n, std::move(indices));
+    static_assert(
+        Kokkos::is_execution_space<ExecSpace>::value,
+        "nearsparse::diagonal::cdm_matrix: the first argument must be an execution space instance");
+    static_assert(
+        Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+        "nearsparse::diagonal::cdm_matrix: the execution space cannot reach the memory space");
+    host_indices_ = detail::checked_compact_indices("nearsparse::diagonal::cdm_matrix", "indices",
+                                                    n, std::move(indices));
     host_lookup_.assign(std::size_t(n), -1);
     for (std::size_t t = 0; t < host_indices_.size(); ++t) host_lookup_[host_indices_[t]] = int(t);
     const auto count = host_indices_.size();

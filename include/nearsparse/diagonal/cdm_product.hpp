@@ -4,10 +4,13 @@
 // Compact diagonal k of C gathers A_a * B_b over all stored a, b with (a + b) mod n = k, so C's
 // compact diagonals are known before any arithmetic and C is allocated once. A plan keeps them.
 
+#include <nearsparse/core/detail/dispatch.hpp>
+#include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
 #include <nearsparse/diagonal/detail/cdm_product_kernel.hpp>
-#include <nearsparse/diagonal/hm_product.hpp>
+#include <nearsparse/diagonal/detail/plan_outputs.hpp>
+#include <nearsparse/diagonal/detail/product_checks.hpp>
 #include <nearsparse/diagonal/operation.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -21,7 +24,8 @@ namespace nearsparse::diagonal {
 
 /// The symbolic CDM product of op(A) op(B): C's compact diagonals.
 template <class Scalar, class MemorySpace>
-class cdm_product_plan {
+class cdm_product_plan : public detail::plan_outputs<cdm_product_plan<Scalar, MemorySpace>,
+                                                     cdm_matrix<Scalar, MemorySpace>> {
  public:
   using matrix = cdm_matrix<Scalar, MemorySpace>;
 
@@ -34,10 +38,11 @@ class cdm_product_plan {
         a_indices_(a.host_indices()),
         b_indices_(b.host_indices()) {
     static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                  "cdm_product_plan: the execution space cannot reach the matrices' memory");
+                  "nearsparse::diagonal::cdm_product_plan: the execution space cannot reach the "
+                  "matrices' memory");
     if (b.size() != n_)
       nearsparse::detail::throw_invalid_argument(
-          "cdm_product_plan", "A/B",
+          "nearsparse::diagonal::cdm_product_plan", "A/B",
           nearsparse::detail::concat("do not conform: A is ", n_, " x ", n_, ", B is ", b.size(),
                                      " x ", b.size()));
     const auto logical = [this](int k, op o) { return o == op::none ? k : (n_ - k) % n_; };
@@ -63,23 +68,6 @@ class cdm_product_plan {
   /// Floating-point operations of one product (2 per multiply-add, padding zeros included).
   double flops() const { return 2 * multiply_adds_; }
 
-  /// A zero C with the product's structure. Like the product, its work is queued on `exec`.
-  template <class ExecSpace>
-  matrix make_c(const ExecSpace& exec) const {
-    auto c = make_c_uninitialized(exec);
-    Kokkos::deep_copy(exec, c.values(), Scalar(0));
-    return c;
-  }
-
-  /// C with the product's structure and unset values, for a product with beta = 0. Its compact
-  /// diagonals and lookup are the plan's device arrays (shared, never written): one allocation.
-  template <class ExecSpace>
-  matrix make_c_uninitialized(const ExecSpace&) const {
-    return matrix(n_, c_indices_, c_lookup_, c_indices_device_, c_lookup_device_,
-                  nearsparse::detail::cached_view<typename matrix::values_view>(
-                      "nearsparse::cdm_product.C.values", c_indices_.size(), std::size_t(n_)));
-  }
-
   Kokkos::View<int*, MemorySpace> a_logical() const { return a_logical_; }
 
   /// Throws nearsparse::invalid_argument unless A, B and C have the structure this plan is for.
@@ -90,6 +78,21 @@ class cdm_product_plan {
   }
 
  private:
+  friend class detail::plan_outputs<cdm_product_plan, matrix>;
+
+  // C's values, unset.
+  typename matrix::values_view c_values_uninitialized() const {
+    return nearsparse::detail::cached_view<typename matrix::values_view>(
+        "nearsparse::cdm_product.C.values", c_indices_.size(), std::size_t(n_));
+  }
+
+  // C with the product's structure around `values`. Its compact diagonals and lookup are the
+  // plan's device arrays (shared, never written).
+  matrix make_c_with(typename matrix::values_view values) const {
+    return matrix(n_, c_indices_, c_lookup_, c_indices_device_, c_lookup_device_,
+                  std::move(values));
+  }
+
   // One device allocation: A's logical diagonals, then C's compact diagonals and lookup, which
   // every C made from the plan shares. Only the short lists are copied; on a device the lookup
   // (n entries) is filled by a kernel instead.
@@ -139,37 +142,51 @@ class cdm_product_plan {
   Kokkos::View<int*, MemorySpace> a_logical_, c_indices_device_, c_lookup_device_;
 };
 
-/// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
+namespace detail {
+
+/// C = alpha op(A) op(B) + beta C with a plan (arguments checked): the banded kernel, in its
+/// host form on host backends and its team form elsewhere. No backend has a specialized path.
 template <class ExecSpace, class Scalar, class Mem>
-void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan, double alpha,
-              const cdm_matrix<Scalar, Mem>& a, const cdm_matrix<Scalar, Mem>& b, double beta,
-              const cdm_matrix<Scalar, Mem>& c) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "multiply: the first argument must be an execution space instance");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "multiply: the execution space cannot reach the matrices' memory");
-  detail::require_finite_scalar("multiply", "alpha", alpha);
-  detail::require_finite_scalar("multiply", "beta", beta);
-  plan.check("multiply", a, b, c);
+void cdm_multiply_with_plan(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan,
+                            Scalar alpha, const cdm_matrix<Scalar, Mem>& a,
+                            const cdm_matrix<Scalar, Mem>& b, Scalar beta,
+                            const cdm_matrix<Scalar, Mem>& c, const product_options& options) {
+  nearsparse::detail::take_specialized_none<ExecSpace>(multiply_name, options.implementation);
   const bool ta = plan.op_a() == op::transpose, tb = plan.op_b() == op::transpose;
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    detail::cdm_banded_multiply_host(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(),
-                                     ta, b.values(), b.lookup(), tb, Scalar(beta), c.values(),
-                                     c.indices());
-  } else {
-    detail::cdm_banded_multiply(exec, plan.size(), Scalar(alpha), a.values(), plan.a_logical(), ta,
-                                b.values(), b.lookup(), tb, Scalar(beta), c.values(), c.indices());
-  }
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
+    cdm_banded_multiply_host(exec, plan.size(), alpha, a.values(), plan.a_logical(), ta, b.values(),
+                             b.lookup(), tb, beta, c.values(), c.indices());
+  else
+    cdm_banded_multiply(exec, plan.size(), alpha, a.values(), plan.a_logical(), ta, b.values(),
+                        b.lookup(), tb, beta, c.values(), c.indices());
+}
+
+}  // namespace detail
+
+/// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
+/// Throws nearsparse::invalid_argument unless A, B and C have the plan's structures and alpha and
+/// beta are finite; nearsparse::unsupported for implementation::specialized (CDM products have
+/// no specialized path).
+template <class ExecSpace, class Scalar, class Mem>
+void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan,
+              typename cdm_matrix<Scalar, Mem>::scalar_type alpha, const cdm_matrix<Scalar, Mem>& a,
+              const cdm_matrix<Scalar, Mem>& b, typename cdm_matrix<Scalar, Mem>::scalar_type beta,
+              const cdm_matrix<Scalar, Mem>& c, const product_options& options = {}) {
+  detail::check_plan_product<ExecSpace>(plan, alpha, a, b, beta, c, options);
+  detail::cdm_multiply_with_plan(exec, plan, alpha, a, b, beta, c, options);
 }
 
 /// C = op(A) op(B), allocated with the compact diagonals the symbolic phase finds.
 template <class ExecSpace, class Scalar, class Mem>
 cdm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const cdm_matrix<Scalar, Mem>& a,
                                  const cdm_matrix<Scalar, Mem>& b, op op_a = op::none,
-                                 op op_b = op::none) {
+                                 op op_b = op::none, const product_options& options = {}) {
+  // Refused before the plan's work, as the HM product refuses it.
+  nearsparse::detail::take_specialized_none<ExecSpace>(detail::multiply_name,
+                                                       options.implementation);
   const cdm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
   auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
-  multiply(exec, plan, 1.0, a, b, 0.0, c);
+  multiply(exec, plan, Scalar(1), a, b, Scalar(0), c, options);
   return c;
 }
 

@@ -25,8 +25,9 @@ struct coo_matrix {
 /// Every stored entry of an HM matrix (explicit zeros included), diagonal by diagonal.
 template <class ExecSpace, class Scalar, class Mem>
 coo_matrix<Scalar, Mem> to_coo(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "to_coo: the execution space cannot reach the matrix's memory");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+      "nearsparse::diagonal::to_coo: the execution space cannot reach the matrix's memory");
   const auto count = std::size_t(m.stored_count());
   coo_matrix<Scalar, Mem> out;
   out.rows = m.rows();
@@ -73,11 +74,12 @@ auto hm_from_coo(const ExecSpace& exec, int rows, int cols, const RowView& row_i
   static_assert_vector<ExecSpace, ValView>();
   static_assert(std::is_integral_v<typename RowView::value_type> &&
                     std::is_integral_v<typename ColView::value_type>,
-                "hm_from_coo: row and column indices must be integers");
+                "nearsparse::diagonal::hm_from_coo: row and column indices must be integers");
   using scalar = typename ValView::non_const_value_type;
   using mem = typename ValView::memory_space;
-  return detail::hm_from_entries<scalar, mem>(exec, "hm_from_coo", rows, cols, row_indices,
-                                              col_indices, values, detail::duplicates::sum);
+  return detail::hm_from_entries<scalar, mem>(exec, "nearsparse::diagonal::hm_from_coo", rows, cols,
+                                              row_indices, col_indices, values,
+                                              detail::duplicates::sum);
 }
 
 }  // namespace nearsparse::diagonal

@@ -5,6 +5,8 @@
 #include <nearsparse/diagonal/detail/from_entries.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
 
+#include <nearsparse/core/crs_matrix.hpp>
+
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
 
@@ -13,21 +15,19 @@
 
 namespace nearsparse::diagonal {
 
-/// The CSR type the conversions produce: int row offsets and column indices, on ExecSpace in
-/// MemorySpace (the types cuSPARSE and Kokkos Kernels' spgemm take).
-template <class Scalar, class ExecSpace, class MemorySpace = typename ExecSpace::memory_space>
-using crs_matrix =
-    KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<ExecSpace, MemorySpace>, void, int>;
+/// The CSR type the conversions produce (core/crs_matrix.hpp).
+using nearsparse::crs_matrix;
 
 /// CSR form of an HM matrix (explicit zeros kept), columns ascending within each row. Throws
 /// nearsparse::invalid_argument if it holds more entries than int offsets can count.
 template <class ExecSpace, class Scalar, class Mem>
 crs_matrix<Scalar, ExecSpace, Mem> to_crs(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "to_crs: the execution space cannot reach the matrix's memory");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+      "nearsparse::diagonal::to_crs: the execution space cannot reach the matrix's memory");
   if (m.stored_count() > std::numeric_limits<int>::max())
     nearsparse::detail::throw_invalid_argument(
-        "to_crs", "m",
+        "nearsparse::diagonal::to_crs", "m",
         nearsparse::detail::concat("(", m.rows(), " x ", m.cols(), ") stores ", m.stored_count(),
                                    " entries, more than int row offsets can count"));
   using crs = crs_matrix<Scalar, ExecSpace, Mem>;
@@ -84,25 +84,26 @@ hm_matrix<typename CrsType::non_const_value_type, typename CrsType::memory_space
     const ExecSpace& exec, const CrsType& a) {
   using scalar = typename CrsType::non_const_value_type;
   using mem = typename CrsType::memory_space;
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, mem>::accessible,
-                "hm_from_crs: the execution space cannot reach the matrix's memory");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, mem>::accessible,
+      "nearsparse::diagonal::hm_from_crs: the execution space cannot reach the matrix's memory");
   const int rows = int(a.numRows()), cols = int(a.numCols());
   const auto row_map = a.graph.row_map;
   const auto entries = a.graph.entries;
   const std::int64_t count = std::int64_t(entries.extent(0));
   if (rows > 0 && std::int64_t(row_map.extent(0)) != std::int64_t(rows) + 1)
     nearsparse::detail::throw_invalid_argument(
-        "hm_from_crs", "A.graph.row_map",
+        "nearsparse::diagonal::hm_from_crs", "A.graph.row_map",
         nearsparse::detail::concat("has ", row_map.extent(0), " entries for ", rows,
                                    " rows (needs rows + 1)"));
   if (std::int64_t(a.values.extent(0)) != count)
     nearsparse::detail::throw_invalid_argument(
-        "hm_from_crs", "A.values",
+        "nearsparse::diagonal::hm_from_crs", "A.values",
         nearsparse::detail::concat("has ", a.values.extent(0), " entries, the column list ",
                                    count));
   if (rows == 0 && count != 0)
     nearsparse::detail::throw_invalid_argument(
-        "hm_from_crs", "A.graph.entries",
+        "nearsparse::diagonal::hm_from_crs", "A.graph.entries",
         nearsparse::detail::concat("has ", count, " entries for a matrix with no rows"));
   // Row offsets: start at 0, never decrease, end at the entry count.
   int bad_rows = 0;
@@ -115,7 +116,7 @@ hm_matrix<typename CrsType::non_const_value_type, typename CrsType::memory_space
       bad_rows);
   if (bad_rows > 0)
     nearsparse::detail::throw_invalid_argument(
-        "hm_from_crs", "A.graph.row_map",
+        "nearsparse::diagonal::hm_from_crs", "A.graph.row_map",
         nearsparse::detail::concat("is not valid for ", rows, " rows and ", count,
                                    " entries: it must start at 0, never decrease and end at ",
                                    count, " (", bad_rows, " row(s) break this)"));
@@ -127,8 +128,9 @@ hm_matrix<typename CrsType::non_const_value_type, typename CrsType::memory_space
       KOKKOS_LAMBDA(const int i) {
         for (auto e = row_map(i); e < row_map(i + 1); ++e) row_of_entry(e) = i;
       });
-  return detail::hm_from_entries<scalar, mem>(exec, "hm_from_crs", rows, cols, row_of_entry,
-                                              entries, a.values, detail::duplicates::reject);
+  return detail::hm_from_entries<scalar, mem>(exec, "nearsparse::diagonal::hm_from_crs", rows, cols,
+                                              row_of_entry, entries, a.values,
+                                              detail::duplicates::reject);
 }
 
 }  // namespace nearsparse::diagonal

@@ -1,5 +1,6 @@
 #pragma once
-// HM <-> dense conversions.
+// HM <-> dense conversions. Dense matrices the conversions return are column-major (LayoutLeft,
+// as BLAS and LAPACK take them); dense inputs may have any layout.
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/finite.hpp>
@@ -16,9 +17,9 @@
 
 namespace nearsparse::diagonal {
 
-/// Row-major dense matrix in the memory space of a diagonal-format matrix.
+/// Column-major dense matrix in the memory space of a diagonal-format matrix.
 template <class Scalar, class MemorySpace>
-using dense_matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+using dense_matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace>;
 
 namespace detail {
 
@@ -56,11 +57,12 @@ void gather_diagonals(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& out,
 
 }  // namespace detail
 
-/// The dense form of an HM matrix, in its memory space.
+/// The dense form of an HM matrix, in its memory space (column-major, dense_matrix).
 template <class ExecSpace, class Scalar, class Mem>
 dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "to_dense: the execution space cannot reach the matrix's memory");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+      "nearsparse::diagonal::to_dense: the execution space cannot reach the matrix's memory");
   dense_matrix<Scalar, Mem> out(Kokkos::view_alloc(exec, "nearsparse::diagonal::dense"),
                                 std::size_t(m.rows()), std::size_t(m.cols()));
   const auto offsets = m.offsets();
@@ -83,7 +85,7 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar
   return out;
 }
 
-/// HM form of a dense matrix, storing every diagonal that holds a nonzero. Throws
+/// HM form of a dense matrix (any layout), storing every diagonal that holds a nonzero. Throws
 /// nearsparse::invalid_argument if A holds NaN or Inf.
 template <class ExecSpace, class DenseView>
 hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space> hm_from_dense(
@@ -91,8 +93,8 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;
-  detail::check_dense_extents("hm_from_dense", a);
-  require_finite(exec, "hm_from_dense", "A", a);
+  detail::check_dense_extents("nearsparse::diagonal::hm_from_dense", a);
+  require_finite(exec, "nearsparse::diagonal::hm_from_dense", "A", a);
   const int rows = int(a.extent(0)), cols = int(a.extent(1));
   const std::size_t span = rows + cols > 0 ? std::size_t(rows) + std::size_t(cols) - 1 : 0;
   Kokkos::View<int*, mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
@@ -108,21 +110,21 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   return out;
 }
 
-/// HM form of a dense matrix on the given diagonals (zeros on them are stored too), as for a
-/// banded or triangular structure. Throws nearsparse::invalid_argument if A holds a nonzero off
-/// those diagonals, or NaN or Inf.
+/// HM form of a dense matrix (any layout) on the given diagonals (zeros on them are stored too), as
+/// for a banded or triangular structure. Throws nearsparse::invalid_argument if A holds a nonzero
+/// off those diagonals, or NaN or Inf.
 template <class ExecSpace, class DenseView>
 hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_space> hm_from_dense(
     const ExecSpace& exec, const DenseView& a, std::vector<int> offsets) {
   static_assert_matrix<ExecSpace, DenseView>();
   using scalar = typename DenseView::non_const_value_type;
   using mem = typename DenseView::memory_space;
-  detail::check_dense_extents("hm_from_dense", a);
-  require_finite(exec, "hm_from_dense", "A", a);
+  detail::check_dense_extents("nearsparse::diagonal::hm_from_dense", a);
+  require_finite(exec, "nearsparse::diagonal::hm_from_dense", "A", a);
   const int rows = int(a.extent(0)), cols = int(a.extent(1));
-  hm_matrix<scalar, mem> out(
-      exec, rows, cols,
-      detail::checked_offsets("hm_from_dense", "offsets", rows, cols, std::move(offsets)));
+  hm_matrix<scalar, mem> out(exec, rows, cols,
+                             detail::checked_offsets("nearsparse::diagonal::hm_from_dense",
+                                                     "offsets", rows, cols, std::move(offsets)));
   const auto map = detail::diagonal_map(exec, out);
   // The first nonzero off the stored diagonals (as i * cols + j), if any.
   std::int64_t first = std::int64_t(rows) * cols;
@@ -138,7 +140,7 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   if (first < total) {
     const std::int64_t i = first / cols, j = first % cols;
     nearsparse::detail::throw_invalid_argument(
-        "hm_from_dense", "A",
+        "nearsparse::diagonal::hm_from_dense", "A",
         nearsparse::detail::concat("(", rows, " x ", cols, ") has a nonzero at (", i, ", ", j,
                                    "), on diagonal ", j - i, ", which is not in 'offsets'"));
   }

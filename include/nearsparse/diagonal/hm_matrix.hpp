@@ -60,12 +60,15 @@ class hm_matrix {
             const std::string& label = "nearsparse::hm_matrix",
             values_init init = values_init::zero)
       : rows_(rows), cols_(cols) {
-    static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                  "hm_matrix: the first argument must be an execution space instance");
-    static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
-                  "hm_matrix: the execution space cannot reach the memory space");
-    detail::check_shape("hm_matrix", rows, cols);
-    host_offsets_ = detail::checked_offsets("hm_matrix", "offsets", rows, cols, std::move(offsets));
+    static_assert(
+        Kokkos::is_execution_space<ExecSpace>::value,
+        "nearsparse::diagonal::hm_matrix: the first argument must be an execution space instance");
+    static_assert(
+        Kokkos::SpaceAccessibility<ExecSpace, MemorySpace>::accessible,
+        "nearsparse::diagonal::hm_matrix: the execution space cannot reach the memory space");
+    detail::check_shape("nearsparse::diagonal::hm_matrix", rows, cols);
+    host_offsets_ = detail::checked_offsets("nearsparse::diagonal::hm_matrix", "offsets", rows,
+                                            cols, std::move(offsets));
     host_starts_ = detail::diagonal_starts(rows, cols, host_offsets_);
     const auto count = host_offsets_.size();
     // From the device-allocation cache (core/detail/view_cache.hpp): a whole product's C is

@@ -7,8 +7,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
+#include <nearsparse/diagonal/detail/product_checks.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
-#include <nearsparse/diagonal/hm_product.hpp>
 #include <nearsparse/diagonal/operation.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -18,6 +18,8 @@
 namespace nearsparse::diagonal {
 
 namespace detail {
+
+inline constexpr const char spmv_name[] = "nearsparse::diagonal::spmv";
 
 /// Element (i, r) of a rank-1 (r = 0) or rank-2 View.
 template <class View>
@@ -36,8 +38,10 @@ void check_spmv_extents(const char* function, int op_rows, int op_cols, const XV
   static_assert_vector_or_matrix<ExecSpace, XView>();
   static_assert_vector_or_matrix<ExecSpace, YView>();
   static_assert(int(XView::rank) == int(YView::rank),
-                "spmv: x and y must both be vectors or both be multivectors");
-  static_assert(!std::is_const_v<typename YView::value_type>, "spmv: y must be writable");
+                "nearsparse::diagonal::spmv: x and y must both be vectors or both be "
+                "multivectors");
+  static_assert(!std::is_const_v<typename YView::value_type>,
+                "nearsparse::diagonal::spmv: y must be writable");
   const bool ok = std::int64_t(x.extent(0)) == op_cols && std::int64_t(y.extent(0)) == op_rows &&
                   (XView::rank == 1 || x.extent(1) == y.extent(1));
   if (!ok)
@@ -50,15 +54,16 @@ void check_spmv_extents(const char* function, int op_rows, int op_cols, const XV
 
 }  // namespace detail
 
-/// y = alpha op(A) x + beta y for an HM matrix.
+/// y = alpha op(A) x + beta y for an HM matrix; alpha and beta have y's value type.
 template <class ExecSpace, class Scalar, class Mem, class XView, class YView>
-void spmv(const ExecSpace& exec, op operation, double alpha, const hm_matrix<Scalar, Mem>& a,
-          const XView& x, double beta, const YView& y) {
+void spmv(const ExecSpace& exec, op operation, typename YView::non_const_value_type alpha,
+          const hm_matrix<Scalar, Mem>& a, const XView& x,
+          typename YView::non_const_value_type beta, const YView& y) {
   const bool t = operation == op::transpose;
   const int rows = t ? a.cols() : a.rows(), cols = t ? a.rows() : a.cols();
-  detail::check_spmv_extents<ExecSpace>("spmv", rows, cols, x, y);
-  detail::require_finite_scalar("spmv", "alpha", alpha);
-  detail::require_finite_scalar("spmv", "beta", beta);
+  detail::check_spmv_extents<ExecSpace>(detail::spmv_name, rows, cols, x, y);
+  detail::require_finite_scalar(detail::spmv_name, "alpha", alpha);
+  detail::require_finite_scalar(detail::spmv_name, "beta", beta);
   const std::int64_t vectors = YView::rank == 2 ? std::int64_t(y.extent(1)) : 1;
   const auto offsets = a.offsets();
   const auto starts = a.starts();
@@ -66,7 +71,7 @@ void spmv(const ExecSpace& exec, op operation, double alpha, const hm_matrix<Sca
   const int diagonals = a.diagonal_count();
   const int sign = t ? -1 : 1;
   using y_scalar = typename YView::non_const_value_type;
-  const auto al = y_scalar(alpha), be = y_scalar(beta);
+  const y_scalar al = alpha, be = beta;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * vectors),
       KOKKOS_LAMBDA(const std::int64_t f) {
@@ -82,21 +87,22 @@ void spmv(const ExecSpace& exec, op operation, double alpha, const hm_matrix<Sca
       });
 }
 
-/// y = alpha op(A) x + beta y for a CDM matrix.
+/// y = alpha op(A) x + beta y for a CDM matrix; alpha and beta have y's value type.
 template <class ExecSpace, class Scalar, class Mem, class XView, class YView>
-void spmv(const ExecSpace& exec, op operation, double alpha, const cdm_matrix<Scalar, Mem>& a,
-          const XView& x, double beta, const YView& y) {
+void spmv(const ExecSpace& exec, op operation, typename YView::non_const_value_type alpha,
+          const cdm_matrix<Scalar, Mem>& a, const XView& x,
+          typename YView::non_const_value_type beta, const YView& y) {
   const int n = a.size();
-  detail::check_spmv_extents<ExecSpace>("spmv", n, n, x, y);
-  detail::require_finite_scalar("spmv", "alpha", alpha);
-  detail::require_finite_scalar("spmv", "beta", beta);
+  detail::check_spmv_extents<ExecSpace>(detail::spmv_name, n, n, x, y);
+  detail::require_finite_scalar(detail::spmv_name, "alpha", alpha);
+  detail::require_finite_scalar(detail::spmv_name, "beta", beta);
   const std::int64_t vectors = YView::rank == 2 ? std::int64_t(y.extent(1)) : 1;
   const auto indices = a.indices();
   const auto values = a.values();
   const int diagonals = a.diagonal_count();
   const bool t = operation == op::transpose;
   using y_scalar = typename YView::non_const_value_type;
-  const auto al = y_scalar(alpha), be = y_scalar(beta);
+  const y_scalar al = alpha, be = beta;
   Kokkos::parallel_for(
       "nearsparse::diagonal::cdm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, n * vectors),
       KOKKOS_LAMBDA(const std::int64_t f) {

@@ -6,6 +6,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/finite.hpp>
 
+#include <nearsparse/core/crs_matrix.hpp>
+
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Complex.hpp>
 #include <Kokkos_Core.hpp>
@@ -19,10 +21,8 @@ namespace nearsparse::kpm {
 /// Complex double, the scalar of the topological-insulator Hamiltonian.
 using complex_double = Kokkos::complex<double>;
 
-/// CRS matrix on ExecSpace: int row offsets and columns (the index size of the paper's kernels).
-template <class Scalar, class ExecSpace, class MemorySpace = typename ExecSpace::memory_space>
-using crs_matrix =
-    KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<ExecSpace, MemorySpace>, void, int>;
+/// CRS matrix on ExecSpace with int row offsets and columns (core/crs_matrix.hpp).
+using nearsparse::crs_matrix;
 
 /// True for the scalars the KPM kernels take: double and Kokkos::complex<double>.
 template <class Scalar>

@@ -10,7 +10,7 @@
 //
 //   auto [b, e] = kpm::distributed_rows(MPI_COMM_WORLD, H_rows_total);     // equal shares
 //   auto rows = kpm::assemble_rows(insulator, b, e);                       // this rank's rows
-//   auto r = kpm::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o);
+//   kpm::distributed_report r = kpm::distributed_moments(MPI_COMM_WORLD, exec, rows, b, s, o);
 //
 // The moments equal a single-process run's to rounding (same start vectors).
 
@@ -22,8 +22,11 @@
 #include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
+#include <nearsparse/kpm/detail/device_exchange.hpp>
 #include <nearsparse/kpm/detail/device_part.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
+#include <nearsparse/kpm/detail/host_staging.hpp>
 #include <nearsparse/kpm/detail/partition.hpp>
 #include <nearsparse/kpm/hamiltonians.hpp>
 #include <nearsparse/kpm/moments.hpp>
@@ -34,7 +37,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -42,8 +44,21 @@
 
 namespace nearsparse::kpm {
 
-struct distributed_result {
-  moments_result moments;            ///< the same on every process
+/// How the rows of a distributed run are shared out (distributed_rows).
+struct distributed_rows_options {
+  double weight = 1.0;       ///< this process's share, relative (its measured rate, say); >= 0
+  std::int64_t granule = 1;  ///< row blocks in multiples of this (4 orbitals of a site, say)
+};
+
+struct distributed_options {
+  /// How boundary rows travel between processes whose rows live on a GPU: device to device
+  /// through NCCL (the automatic choice where the build has it) or through the host.
+  gpu_transport transport = gpu_transport::automatic;
+};
+
+/// What a distributed run did, and its moments.
+struct distributed_report {
+  chebyshev_moments moments;         ///< the same on every process
   std::vector<std::int64_t> bounds;  ///< process p owns rows [bounds[p], bounds[p+1])
   int halo = 0;                      ///< rows this process receives per step
   int neighbours = 0;                ///< processes it exchanges rows with
@@ -55,38 +70,28 @@ struct distributed_result {
 };
 
 namespace detail {
-inline void mpi_check(int code, const char* call) {
-  nearsparse::detail::mpi_check(code, "nearsparse::kpm distributed run", call);
-}
 template <class Scalar>
 MPI_Datatype mpi_scalar() {
   return std::is_same_v<Scalar, double> ? MPI_DOUBLE : MPI_C_DOUBLE_COMPLEX;
 }
-
-/// Host memory for the boundary rows that travel through the host: pinned where the rows live
-/// on a CUDA device, so the copies run at full PCIe speed instead of through a pageable bounce.
-template <class ExecSpace>
-using staging_space =
-#ifdef KOKKOS_ENABLE_CUDA
-    std::conditional_t<std::is_same_v<ExecSpace, Kokkos::Cuda>, Kokkos::CudaHostPinnedSpace,
-                       Kokkos::HostSpace>;
-#else
-    Kokkos::HostSpace;
-#endif
 }  // namespace detail
 
-/// This process's rows [begin, end) of `rows` rows split in proportion to `weight` (each
-/// process's own, for instance its measured rate; equal weights by default). Collective.
-inline std::pair<std::int64_t, std::int64_t> distributed_rows(MPI_Comm comm, std::int64_t rows,
-                                                              double weight = 1.0,
-                                                              std::int64_t granule = 1) {
+/// This process's rows [begin, end) of `rows` rows split in proportion to each process's
+/// options.weight (equal shares by default), in multiples of options.granule rows where the
+/// sizes allow. Collective.
+inline std::pair<std::int64_t, std::int64_t> distributed_rows(
+    MPI_Comm comm, std::int64_t rows, const distributed_rows_options& options = {}) {
+  constexpr const char* fn = "nearsparse::kpm::distributed_rows";
+  require(options.granule >= 1, fn, "options.granule",
+          nearsparse::detail::concat("must be at least 1, got ", options.granule));
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   std::vector<double> w(static_cast<std::size_t>(size));
-  detail::mpi_check(MPI_Allgather(&weight, 1, MPI_DOUBLE, w.data(), 1, MPI_DOUBLE, comm),
-                    "MPI_Allgather");
-  const auto b = detail::split_rows(rows, w, granule);
+  nearsparse::detail::mpi_check(
+      MPI_Allgather(&options.weight, 1, MPI_DOUBLE, w.data(), 1, MPI_DOUBLE, comm), fn,
+      "MPI_Allgather");
+  const auto b = detail::split_rows(rows, w, options.granule, fn, "options.weight");
   return {b[std::size_t(rank)], b[std::size_t(rank) + 1]};
 }
 
@@ -94,11 +99,12 @@ inline std::pair<std::int64_t, std::int64_t> distributed_rows(MPI_Comm comm, std
 template <class Scalar>
 spectral_interval distributed_gershgorin_bounds(MPI_Comm comm, const host_crs<Scalar>& rows,
                                                 std::int64_t row_begin) {
+  constexpr const char* fn = "nearsparse::kpm::distributed_gershgorin_bounds";
   auto b = gershgorin_bounds_of_rows(rows, row_begin);
-  detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.lower, 1, MPI_DOUBLE, MPI_MIN, comm),
-                    "MPI_Allreduce");
-  detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.upper, 1, MPI_DOUBLE, MPI_MAX, comm),
-                    "MPI_Allreduce");
+  nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.lower, 1, MPI_DOUBLE, MPI_MIN, comm),
+                                fn, "MPI_Allreduce");
+  nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &b.upper, 1, MPI_DOUBLE, MPI_MAX, comm),
+                                fn, "MPI_Allreduce");
   if (b.lower > b.upper) b = {0, 0};  // an empty matrix
   return b;
 }
@@ -107,13 +113,18 @@ spectral_interval distributed_gershgorin_bounds(MPI_Comm comm, const host_crs<Sc
 /// rows.rows) of H (global columns; rows.cols = N). Collective over `comm`; the row blocks of the
 /// processes must tile [0, N) in rank order. Only the aug_spmmv algorithm runs distributed.
 template <class ExecSpace, class Scalar>
-distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
+distributed_report distributed_moments(MPI_Comm comm, const ExecSpace& exec,
                                        const host_crs<Scalar>& rows, std::int64_t row_begin,
                                        const scaling& s, const moments_options& o,
-                                       gpu_transport transport = gpu_transport::automatic) {
+                                       const distributed_options& options = {}) {
   constexpr const char* fn = "nearsparse::kpm::distributed_moments";
   using nearsparse::detail::concat;
-  static_assert(is_kpm_scalar_v<Scalar>, "distributed_moments: double or complex<double>");
+  static_assert(is_kpm_scalar_v<Scalar>,
+                "nearsparse::kpm::distributed_moments: the scalar must be double or "
+                "Kokkos::complex<double>");
+  auto mpi_check = [](int code, const char* call) {
+    nearsparse::detail::mpi_check(code, fn, call);
+  };
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -124,15 +135,15 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
           concat("must be at least 1, got ", o.num_vectors));
   require(o.method == algorithm::aug_spmmv, fn, "options.method",
           concat("must be aug_spmmv for a distributed run, got ", to_string(o.method)));
+  detail::check_tuning(o.tuning, o.num_vectors, fn);
   const int R = o.num_vectors, steps = (o.num_moments + 1) / 2;
   const auto setup_start = std::chrono::steady_clock::now();
 
   // Row blocks of all processes; they must tile [0, N) in rank order.
-  distributed_result result;
+  distributed_report result;
   const std::int64_t mine[2] = {row_begin, rows.rows};
   std::vector<std::int64_t> all(2 * std::size_t(size));
-  detail::mpi_check(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm),
-                    "MPI_Allgather");
+  mpi_check(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm), "MPI_Allgather");
   result.bounds.assign(1, 0);
   for (int p = 0; p < size; ++p) {
     require(all[2 * std::size_t(p)] == result.bounds.back(), fn, "row_begin",
@@ -146,7 +157,7 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
                  " columns; H must be square"));
 
   // Halo requests: the global rows each process needs from each other one.
-  auto part = detail::localize(rows, result.bounds, rank);
+  auto part = detail::localize(rows, result.bounds, rank, fn);
   std::vector<int> send_counts(static_cast<std::size_t>(size)),
       recv_counts(static_cast<std::size_t>(size));
   std::vector<int> send_displs(static_cast<std::size_t>(size)),
@@ -156,16 +167,15 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
         part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
     send_displs[std::size_t(q)] = part.recv_offsets[std::size_t(q)];
   }
-  detail::mpi_check(
-      MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm),
-      "MPI_Alltoall");
+  mpi_check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm),
+            "MPI_Alltoall");
   int total = 0;
   for (int q = 0; q < size; ++q) {
     recv_displs[std::size_t(q)] = total;
     total += recv_counts[std::size_t(q)];
   }
   std::vector<std::int64_t> wanted(static_cast<std::size_t>(total));
-  detail::mpi_check(
+  mpi_check(
       MPI_Alltoallv(part.halo_global.data(), send_counts.data(), send_displs.data(), MPI_INT64_T,
                     wanted.data(), recv_counts.data(), recv_displs.data(), MPI_INT64_T, comm),
       "MPI_Alltoallv");
@@ -177,8 +187,12 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   detail::finalize(part, requests);
   result.halo = part.n_halo;
 
-  detail::device_part<ExecSpace, Scalar> d(exec, part, R, steps, o.seed);
-  using staging = Kokkos::View<Scalar**, Kokkos::LayoutRight, detail::staging_space<ExecSpace>>;
+  detail::aug_settings settings;
+  settings.function = fn;
+  settings.implementation = o.implementation;
+  settings.tuning = o.tuning;
+  detail::device_part<ExecSpace, Scalar> d(exec, part, R, steps, o.seed, settings);
+  using staging = Kokkos::View<Scalar**, Kokkos::LayoutRight, detail::staging_memory_t<ExecSpace>>;
   staging send_host, recv_host;
   std::vector<int> peers;
   for (int q = 0; q < size; ++q)
@@ -188,48 +202,10 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   result.neighbours = int(peers.size());
   const MPI_Datatype type = detail::mpi_scalar<Scalar>();
 
-  const gpu_transport kind = nearsparse::detail::resolve_transport<ExecSpace>(transport, fn);
-  bool through_nccl = false;
-#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
-  std::unique_ptr<nearsparse::detail::nccl_communicator> nccl;
-  std::vector<nearsparse::detail::nccl_communicator::peer_transfer> transfers;
-  if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
-    if (kind == gpu_transport::nccl) {
-      nccl = std::make_unique<nearsparse::detail::nccl_communicator>(comm);
-      through_nccl = true;
-      for (int q : peers) {
-        const auto at = std::size_t(part.recv_offsets[std::size_t(q)]);
-        const auto count = std::size_t(part.recv_offsets[std::size_t(q) + 1]) - at;
-        const auto out =
-            std::size_t(d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)]);
-        transfers.push_back({q,
-                             d.send_buffer.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R,
-                             out * R * sizeof(Scalar), nullptr, count * R * sizeof(Scalar)});
-      }
-    }
-  }
-  // Starts the exchange of the gathered boundary rows into the halo of `out` (rows n_local on):
-  // they are written while the remaining rows are computed, which read `in` and write only rows
-  // below n_local. Returns the ticket to wait for.
-  auto start_nccl = [&]() -> int {
-    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
-      for (std::size_t t = 0; t < transfers.size(); ++t)
-        transfers[t].recv =
-            d.out.data() +
-            (std::size_t(d.n_local) + std::size_t(part.recv_offsets[std::size_t(peers[t])])) * R;
-      return nccl->exchange(transfers, exec.cuda_stream());
-    } else {
-      return -1;
-    }
-  };
-  auto finish_nccl = [&](int ticket) {
-    if constexpr (nearsparse::detail::nccl_capable_v<ExecSpace>) {
-      nccl->wait(ticket, exec.cuda_stream());
-      nccl->begin_round();
-    }
-  };
-#endif
-  (void)kind;
+  const gpu_transport kind =
+      nearsparse::detail::resolve_transport<ExecSpace>(options.transport, fn);
+  detail::device_exchange<ExecSpace, Scalar> device_rows;
+  const bool through_nccl = device_rows.open(comm, kind, d, part, peers);
   if (!through_nccl) {
     send_host = staging(Kokkos::view_alloc(Kokkos::WithoutInitializing,
                                            std::string("nearsparse::kpm::send_staging")),
@@ -249,24 +225,21 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
       const int count = part.recv_offsets[std::size_t(q) + 1] - part.recv_offsets[std::size_t(q)];
       if (count > 0) {
         pending.emplace_back();
-        detail::mpi_check(
-            MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
-                      count * R, type, q, tag, comm, &pending.back()),
-            "MPI_Irecv");
+        mpi_check(MPI_Irecv(recv_host.data() + std::size_t(part.recv_offsets[std::size_t(q)]) * R,
+                            count * R, type, q, tag, comm, &pending.back()),
+                  "MPI_Irecv");
       }
       const int out = d.send_offsets[std::size_t(q) + 1] - d.send_offsets[std::size_t(q)];
       if (out > 0) {
         pending.emplace_back();
-        detail::mpi_check(
-            MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R, out * R,
-                      type, q, tag, comm, &pending.back()),
-            "MPI_Isend");
+        mpi_check(MPI_Isend(send_host.data() + std::size_t(d.send_offsets[std::size_t(q)]) * R,
+                            out * R, type, q, tag, comm, &pending.back()),
+                  "MPI_Isend");
       }
     }
   };
   auto finish_host = [&]() {
-    detail::mpi_check(MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE),
-                      "MPI_Waitall");
+    mpi_check(MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
     if (part.n_halo > 0)
       Kokkos::deep_copy(
           exec,
@@ -277,10 +250,9 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   // One exchange before the clock starts opens the connections (NCCL's peer-to-peer channels,
   // MPI's shared-memory or network paths). It moves the zero send buffer into the halo of `out`,
   // which step 0 overwrites.
-#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
-  if (nccl) finish_nccl(start_nccl());
-#endif
-  if (!through_nccl) {
+  if (through_nccl) {
+    device_rows.finish(d, device_rows.start(d));
+  } else {
     start_host(steps);
     finish_host();
   }
@@ -293,32 +265,27 @@ distributed_result distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   for (int step = 0; step < steps; ++step) {
     d.compute(0, d.n_send_rows, step, s);
     d.gather();
-#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
-    if (nccl) {
-      const int ticket = start_nccl();
+    if (through_nccl) {
+      const int ticket = device_rows.start(d);
       d.compute(d.n_send_rows, d.n_local, step, s);
-      finish_nccl(ticket);
-      std::swap(d.in, d.out);
-      if (o.progress && rank == 0) o.progress(step + 1, steps);
-      continue;
+      device_rows.finish(d, ticket);
+    } else {
+      start_host(step);
+      d.compute(d.n_send_rows, d.n_local, step, s);
+      finish_host();
     }
-#endif
-    start_host(step);
-    d.compute(d.n_send_rows, d.n_local, step, s);
-    finish_host();
     std::swap(d.in, d.out);
     if (o.progress && rank == 0) o.progress(step + 1, steps);
   }
   exec.fence();
   auto eta_local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d.eta);
   std::vector<double> eta(std::size_t(2 * steps) * R);
-  detail::mpi_check(
-      MPI_Allreduce(eta_local.data(), eta.data(), int(eta.size()), MPI_DOUBLE, MPI_SUM, comm),
-      "MPI_Allreduce");
+  mpi_check(MPI_Allreduce(eta_local.data(), eta.data(), int(eta.size()), MPI_DOUBLE, MPI_SUM, comm),
+            "MPI_Allreduce");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::int64_t nnz = std::int64_t(rows.columns.size()), nnz_all = 0;
-  detail::mpi_check(MPI_Allreduce(&nnz, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
+  mpi_check(MPI_Allreduce(&nnz, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce");
   result.moments = detail::finish_moments(
       eta, {o.num_moments, R, steps, rows.cols, nnz_all, s, algorithm::aug_spmmv, seconds}, fn);
   return result;

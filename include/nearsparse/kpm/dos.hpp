@@ -4,7 +4,7 @@
 // which counts states per unit energy and integrates to N (g_0 = 1, mu_0 = 1). Host-side and cheap
 // next to the moments.
 
-#include <nearsparse/kpm/moments_result.hpp>
+#include <nearsparse/kpm/chebyshev_moments.hpp>
 
 #include <string>
 #include <vector>
@@ -18,9 +18,13 @@ enum class damping {
   none,     ///< g_n = 1 (Dirichlet): Gibbs oscillations, for comparison only
 };
 
+/// "jackson", "lorentz" or "none".
 const char* to_string(damping d);
-/// "jackson", "lorentz" or "none"; throws nearsparse::invalid_argument otherwise.
-damping damping_from_string(const std::string& name);
+/// The names above (case-insensitive); throws nearsparse::invalid_argument naming `function` and
+/// `argument` and listing the accepted names otherwise.
+damping parse_damping(const std::string& name,
+                      const char* function = "nearsparse::kpm::parse_damping",
+                      const char* argument = "name");
 
 /// g_0 ... g_{M-1}. lambda (Lorentz only) > 0, usually 3 to 5.
 std::vector<double> damping_factors(damping kind, int num_moments, double lambda = 4.0);
@@ -31,14 +35,15 @@ enum class energy_grid {
 };
 
 struct dos_options {
-  damping kernel = damping::jackson;
+  kpm::damping damping = kpm::damping::jackson;
   double lorentz_lambda = 4.0;
   energy_grid grid = energy_grid::chebyshev;
   int points = 0;             ///< K; 0 means 2 M
   double emin = 0, emax = 0;  ///< uniform grid only; emin == emax means the whole interval
 };
 
-struct density_of_states_result {
+/// A density of states sampled on a grid of energies.
+struct dos_curve {
   std::vector<double> energies;  ///< ascending
   std::vector<double> density;   ///< states per unit energy at each energy
   std::vector<double> weights;   ///< quadrature weights: sum_k weights[k] density[k] ~ states
@@ -48,10 +53,10 @@ struct density_of_states_result {
 
 /// The density of states of the matrix the moments came from (N = m.rows). Throws
 /// nearsparse::invalid_argument for a bad point count, lambda or energy window.
-density_of_states_result density_of_states(const moments_result& m, const dos_options& o = {});
+dos_curve density_of_states(const chebyshev_moments& m, const dos_options& o = {});
 
 /// Writes "energy,density" rows (with a header) to `path`; throws nearsparse::runtime_error when
 /// the file cannot be written.
-void write_csv(const density_of_states_result& dos, const std::string& path);
+void write_csv(const dos_curve& dos, const std::string& path);
 
 }  // namespace nearsparse::kpm

@@ -110,7 +110,9 @@ crs_matrix<complex_double, ExecSpace> make_topological_insulator(const ExecSpace
 /// The whole cubic-lattice Hamiltonian, as double or complex<double>, on `exec`.
 template <class Scalar = double, class ExecSpace>
 crs_matrix<Scalar, ExecSpace> make_cubic_lattice(const ExecSpace& exec, const cubic_lattice& p) {
-  static_assert(is_kpm_scalar_v<Scalar>, "make_cubic_lattice: double or complex<double>");
+  static_assert(is_kpm_scalar_v<Scalar>,
+                "nearsparse::kpm::make_cubic_lattice: the scalar must be double or "
+                "Kokkos::complex<double>");
   validate(p);
   return to_device<Scalar>(exec, assemble_rows(p, 0, p.rows()));
 }

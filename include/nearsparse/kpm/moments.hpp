@@ -4,22 +4,21 @@
 //
 //   auto s = kpm::scaling_for(kpm::gershgorin_bounds(exec, H));
 //   kpm::moments_options o;  o.num_moments = 2000;  o.num_vectors = 32;
-//   auto m = kpm::moments(exec, H, s, o);             // aug_spmmv unless o.method says otherwise
-//   auto dos = kpm::density_of_states(m, {});         // Jackson kernel, Chebyshev grid
+//   kpm::chebyshev_moments m = kpm::moments(exec, H, s, o);  // aug_spmmv unless o.method says so
+//   kpm::dos_curve dos = kpm::density_of_states(m, {});     // Jackson kernel, Chebyshev grid
 //
 // Every stage keeps the dot products on the device for the whole recurrence and reads them back
 // once at the end (the naive stage reads each BLAS-1 result, as Figure 3 does).
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/kpm/chebyshev_moments.hpp>
 #include <nearsparse/kpm/crs.hpp>
 #include <nearsparse/kpm/detail/aligned_block.hpp>
-#include <nearsparse/kpm/detail/aug_kernel.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
-#include <nearsparse/kpm/detail/row_period.hpp>
 #include <nearsparse/kpm/detail/start_vectors.hpp>
-#include <nearsparse/kpm/moments_result.hpp>
 #include <nearsparse/kpm/scaling.hpp>
 #include <nearsparse/kpm/sell_matrix.hpp>
 #include <nearsparse/kpm/spmv.hpp>
@@ -60,6 +59,7 @@ int check_moment_inputs(const Exec& exec, const Matrix& h, const scaling& s,
   require(R >= 1, fn, "options.num_vectors",
           concat("must be at least 1 (R random start vectors), got ", R, " for H of ",
                  traits::rows(h), " x ", traits::cols(h)));
+  check_tuning(o.tuning, R, fn);
   return (o.num_moments + 1) / 2;
 }
 
@@ -67,14 +67,14 @@ int check_moment_inputs(const Exec& exec, const Matrix& h, const scaling& s,
 template <class Exec, class Rows, class Block, class Eta>
 void fused_recurrence(const Exec& exec, const Rows& rows, int n, Block x, Block y, const Eta& eta,
                       const scaling& s, int steps, const std::function<void(int, int)>& progress,
-                      int progress_base, int progress_total, bool allow_cuda, int period) {
+                      int progress_base, int progress_total, const aug_settings& settings) {
   const double a = s.a, b = s.b;
   aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, x, y, aug_coefficients{a, -a * b, 0.0},
-            true, eta, 0, allow_cuda, period);
+            true, eta, 0, settings);
   if (progress) progress(progress_base + 1, progress_total);
   for (int step = 1; step < steps; ++step) {
     aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
-              aug_coefficients{2 * a, -2 * a * b, -1.0}, true, eta, step, allow_cuda, period);
+              aug_coefficients{2 * a, -2 * a * b, -1.0}, true, eta, step, settings);
     std::swap(x, y);
     if (progress) progress(progress_base + step + 1, progress_total);
   }
@@ -85,9 +85,10 @@ void fused_recurrence(const Exec& exec, const Rows& rows, int n, Block x, Block 
 /// a Kokkos Kernels BLAS-1 call on the default instance of the space. Returns <v|v>, Re <w|v>.
 template <class Exec, class Matrix, class Vec>
 std::pair<double, double> naive_step(const Exec& exec, const Matrix& h, const Vec& v, const Vec& w,
-                                     const Vec& u, const scaling& s, bool first) {
+                                     const Vec& u, const scaling& s, bool first,
+                                     const aug_settings& settings = {}) {
   using scalar = typename Vec::non_const_value_type;
-  spmv(exec, 1.0, h, v, 0.0, u);  // u = H v
+  apply_matrix(exec, 1.0, h, v, 0.0, u, settings);  // u = H v
   exec.fence();
   KokkosBlas::axpy(scalar(-s.b), v, u);  // u = u - b v
   if (first) {
@@ -109,11 +110,11 @@ template <class Exec, class Matrix, class Vec>
 void naive_recurrence(const Exec& exec, const Matrix& h, Vec v, Vec w, const Vec& u,
                       const scaling& s, int steps, std::vector<double>& eta, int R, int r,
                       const std::function<void(int, int)>& progress, int progress_base,
-                      int progress_total) {
+                      int progress_total, const aug_settings& settings) {
   exec.fence();  // Kokkos Kernels' BLAS-1 runs on the default instance of the space
   for (int step = 0; step < steps; ++step) {
     if (step > 0) std::swap(v, w);  // v = v_m, w = v_{m-1}
-    const auto [vv, wv] = naive_step(exec, h, v, w, u, s, step == 0);
+    const auto [vv, wv] = naive_step(exec, h, v, w, u, s, step == 0, settings);
     eta[std::size_t(2 * step) * R + r] = vv;
     eta[std::size_t(2 * step + 1) * R + r] = wv;
     if (progress) progress(progress_base + step + 1, progress_total);
@@ -121,8 +122,8 @@ void naive_recurrence(const Exec& exec, const Matrix& h, Vec v, Vec w, const Vec
 }
 
 template <class Exec, class Matrix, class Start>
-moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
-                           const moments_options& o, int R, Start&& fill_start, const char* fn) {
+chebyshev_moments run_moments(const Exec& exec, const Matrix& h, const scaling& s,
+                              const moments_options& o, int R, Start&& fill_start, const char* fn) {
   using traits = matrix_traits<Matrix>;
   using scalar = typename traits::scalar;
   using mem = typename Exec::memory_space;
@@ -133,13 +134,11 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
   const int steps = check_moment_inputs(exec, h, s, o, R, fn);
   const int n = traits::rows(h);
   const auto rows = rows_of(h);
-  const bool allow_cuda = o.kernel == kernel_choice::automatic;
-  // The CUDA kernel orders its rows by the matrix's stencil period (a host scan of its first rows).
-  int period = 0;
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
-    if (allow_cuda && o.method != algorithm::naive) period = stencil_period_of(rows);
-#endif
+  aug_settings settings;
+  settings.function = fn;
+  settings.implementation = o.implementation;
+  settings.tuning = o.tuning;
+  if (o.method != algorithm::naive) settings = aug_period(exec, rows, settings);
   std::vector<double> eta(std::size_t(2 * steps) * R, 0.0);
 
   exec.fence();
@@ -151,7 +150,7 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
                                                            std::size_t(2 * steps), std::size_t(R));
     fill_start(x.view, 0);
     fused_recurrence(exec, rows, n, x.view, y.view, d_eta, s, steps, o.progress, 0, steps,
-                     allow_cuda, period);
+                     settings);
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());
   } else if (o.method == algorithm::aug_spmv) {
@@ -167,7 +166,7 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
       fill_start(x, r);
       fused_recurrence(exec, rows, n, x, y,
                        Kokkos::subview(d_eta, Kokkos::ALL, std::make_pair(r, r + 1)), s, steps,
-                       o.progress, r * steps, R * steps, allow_cuda, period);
+                       o.progress, r * steps, R * steps, settings);
     }
     auto h_eta = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d_eta);
     std::copy(h_eta.data(), h_eta.data() + eta.size(), eta.begin());
@@ -181,7 +180,8 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
           std::size_t(n));
     for (int r = 0; r < R; ++r) {
       fill_start(as_block(v), r);
-      naive_recurrence(exec, h, v, w, u, s, steps, eta, R, r, o.progress, r * steps, R * steps);
+      naive_recurrence(exec, h, v, w, u, s, steps, eta, R, r, o.progress, r * steps, R * steps,
+                       settings);
     }
   }
   exec.fence();
@@ -196,10 +196,12 @@ moments_result run_moments(const Exec& exec, const Matrix& h, const scaling& s,
 /// Moments of H~ = s.a (H - s.b) over o.num_vectors random-phase start vectors. H is a CRS or a
 /// SELL-C-sigma matrix of double or complex<double>, Hermitian; runs on `exec`. Throws
 /// nearsparse::invalid_argument for a non-square or invalid H, M < 2, R < 1, a bad scaling, or a
-/// scaling that leaves part of the spectrum outside [-1, 1] (detected from the moments).
+/// scaling that leaves part of the spectrum outside [-1, 1] (detected from the moments), or a
+/// tuning the CUDA kernel cannot take; nearsparse::unsupported for implementation::specialized
+/// where the CUDA kernel cannot serve the call.
 template <class ExecSpace, class Matrix>
-moments_result moments(const ExecSpace& exec, const Matrix& h, const scaling& s,
-                       const moments_options& o) {
+chebyshev_moments moments(const ExecSpace& exec, const Matrix& h, const scaling& s,
+                          const moments_options& o) {
   constexpr const char* fn = "nearsparse::kpm::moments";
   const auto seed = o.seed;
   auto fill = [&](const auto& block, int r0) {
@@ -215,8 +217,8 @@ moments_result moments(const ExecSpace& exec, const Matrix& h, const scaling& s,
 /// Moments over the user's start vectors: the columns of `start` (N x R, in H's row order; for a
 /// SELL matrix the permuted order). A block of all N unit vectors gives the exact trace.
 template <class ExecSpace, class Matrix, class StartView>
-moments_result moments(const ExecSpace& exec, const Matrix& h, const scaling& s,
-                       const moments_options& o, const StartView& start) {
+chebyshev_moments moments(const ExecSpace& exec, const Matrix& h, const scaling& s,
+                          const moments_options& o, const StartView& start) {
   static_assert_matrix<ExecSpace, StartView>();
   constexpr const char* fn = "nearsparse::kpm::moments";
   using traits = detail::matrix_traits<Matrix>;

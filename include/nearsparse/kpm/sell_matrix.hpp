@@ -77,19 +77,28 @@ class sell_matrix {
   std::int64_t nonzeros_ = 0;
 };
 
-/// SELL-C-sigma copy of a square CRS matrix, in the CRS matrix's memory space. C >= 1; sigma is 1
-/// (no sorting) or a multiple of C. Built on the host (a one-time conversion); throws
-/// nearsparse::invalid_argument for a bad C or sigma or an invalid matrix.
+struct sell_options {
+  /// C, in [1, 1024]: rows per chunk. 32 gives the GPU coalesced loads of matrix values for one
+  /// row per thread; 1 is CRS with reordering.
+  int chunk_height = 32;
+  /// Rows sorted by length within windows of sigma rows: 1 (no sorting) or a multiple of C.
+  int sigma = 1;
+};
+
+/// SELL-C-sigma copy of a square CRS matrix, in the CRS matrix's memory space. Built on the host
+/// (a one-time conversion); throws nearsparse::invalid_argument for a bad C or sigma or an
+/// invalid matrix.
 template <class ExecSpace, class Crs>
 sell_matrix<typename Crs::non_const_value_type, typename Crs::memory_space> make_sell(
-    const ExecSpace& exec, const Crs& h, int chunk_height, int sigma) {
+    const ExecSpace& exec, const Crs& h, const sell_options& options = {}) {
   using scalar = typename Crs::non_const_value_type;
   using mem = typename Crs::memory_space;
   using nearsparse::detail::concat;
   constexpr const char* fn = "nearsparse::kpm::make_sell";
-  require(chunk_height >= 1 && chunk_height <= 1024, fn, "chunk_height",
+  const int chunk_height = options.chunk_height, sigma = options.sigma;
+  require(chunk_height >= 1 && chunk_height <= 1024, fn, "options.chunk_height",
           concat("must be in [1, 1024], got ", chunk_height));
-  require(sigma >= 1 && (sigma == 1 || sigma % chunk_height == 0), fn, "sigma",
+  require(sigma >= 1 && (sigma == 1 || sigma % chunk_height == 0), fn, "options.sigma",
           concat("must be 1 or a positive multiple of the chunk height ", chunk_height, ", got ",
                  sigma));
   detail::validate_crs(exec, h, fn, "H");

@@ -26,6 +26,12 @@
 
 namespace nearsparse::kpm {
 
+struct lanczos_options {
+  /// Lanczos steps, in [1, 10000] (at most N are taken): more give tighter extreme Ritz values.
+  int steps = 40;
+  std::uint64_t seed = 7;  ///< of the random-phase start vector
+};
+
 namespace detail {
 KOKKOS_INLINE_FUNCTION double real_part(double x) {
   return x;
@@ -59,8 +65,8 @@ void check_bounds_input(const Exec& exec, const Matrix& h, const char* fn) {
 
 namespace detail {
 /// Row i's Gershgorin disc [Re h_ii - r_i, Re h_ii + r_i] folded into a running interval. A named
-/// functor, not a lambda: in a CUDA build, the extended lambda of this header template, once two
-/// translation units instantiated it, made the Serial reduction call through a null pointer.
+/// functor, not a lambda: in a CUDA build, an extended lambda in this header template, once two
+/// translation units instantiate it, makes the Serial reduction call through a null pointer.
 template <class Rows>
 struct gershgorin_discs {
   Rows rows;
@@ -119,14 +125,16 @@ spectral_interval gershgorin_bounds_of_rows(const host_crs<Scalar>& rows, std::i
   return out;
 }
 
-/// `steps` Lanczos steps (without reorthogonalization, which the extreme Ritz values do not
+/// options.steps Lanczos steps (without reorthogonalization, which the extreme Ritz values do not
 /// need) from a random-phase start vector; the extreme Ritz values theta widened by
 /// |beta_k s_k| (the residual norm of each Ritz pair), intersected with the Gershgorin interval.
 template <class ExecSpace, class Matrix>
-spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h, int steps = 40,
-                                 std::uint64_t seed = 7) {
+spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h,
+                                 const lanczos_options& options = {}) {
   constexpr const char* fn = "nearsparse::kpm::lanczos_bounds";
-  require(steps >= 1 && steps <= 10000, fn, "steps",
+  const int steps = options.steps;
+  const std::uint64_t seed = options.seed;
+  require(steps >= 1 && steps <= 10000, fn, "options.steps",
           nearsparse::detail::concat("must be in [1, 10000], got ", steps));
   const spectral_interval outer = gershgorin_bounds(exec, h);
   using traits = detail::matrix_traits<Matrix>;

@@ -7,21 +7,22 @@
 // parts on a slice of the matrix unless given.
 //
 //   kpm::split_options so;                              // so.weight = 0.93 to fix it
-//   auto r = kpm::split_moments(Kokkos::Cuda(), Kokkos::OpenMP(), H, s, o, so);
+//   kpm::split_report r = kpm::split_moments(Kokkos::Cuda(), Kokkos::OpenMP(), H, s, o, so);
 //
 // The moments equal those of one device to rounding (same start vectors).
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/kpm/chebyshev_moments.hpp>
 #include <nearsparse/kpm/crs.hpp>
-#include <nearsparse/kpm/detail/aug_kernel.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/copy_channel.hpp>
 #include <nearsparse/kpm/detail/device_part.hpp>
 #include <nearsparse/kpm/detail/eta.hpp>
+#include <nearsparse/kpm/detail/host_staging.hpp>
 #include <nearsparse/kpm/detail/partition.hpp>
 #include <nearsparse/kpm/detail/start_vectors.hpp>
 #include <nearsparse/kpm/hamiltonians.hpp>
 #include <nearsparse/kpm/moments.hpp>
-#include <nearsparse/kpm/moments_result.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -45,8 +46,9 @@ struct split_options {
   double min_gain = 0.05;
 };
 
-struct split_result {
-  moments_result moments;
+/// What a split run did, and its moments.
+struct split_report {
+  chebyshev_moments moments;
   double weight = 0;  ///< fraction of rows on the first space
   std::int64_t rows_first = 0, rows_second = 0;
   int halo_first = 0, halo_second = 0;     ///< rows each part receives per step
@@ -56,16 +58,13 @@ struct split_result {
 
 namespace detail {
 
-/// Seconds one copy of `bytes` from pinned host memory to ExecA's memory takes (median of 5).
+/// Seconds one copy of `bytes` from ExecA's staging memory (host_staging.hpp) to ExecA's memory
+/// takes (median of 5).
 template <class ExecA, class Scalar>
 double time_copy_to(const ExecA& exec, std::size_t bytes) {
   if (bytes == 0) return 0;
-#ifdef KOKKOS_ENABLE_CUDA
-  using host_mem = Kokkos::CudaHostPinnedSpace;
-#else
-  using host_mem = Kokkos::HostSpace;
-#endif
-  Kokkos::View<char*, host_mem> src(std::string("nearsparse::kpm::copy_probe.host"), bytes);
+  Kokkos::View<char*, staging_memory_t<ExecA>> src(std::string("nearsparse::kpm::copy_probe.host"),
+                                                   bytes);
   Kokkos::View<char*, typename ExecA::memory_space> dst(
       std::string("nearsparse::kpm::copy_probe.device"), bytes);
   std::vector<double> t;
@@ -85,11 +84,11 @@ double time_copy_to(const ExecA& exec, std::size_t bytes) {
 /// split with bounds {0, n, N}.
 template <class Exec, class Scalar>
 double calibrate(const Exec& exec, const host_crs<Scalar>& all, std::int64_t n, int R, int steps,
-                 const scaling& s) {
+                 const scaling& s, const aug_settings& settings) {
   const std::vector<std::int64_t> bounds{0, n, all.rows};
-  auto p = localize(row_range(all, 0, n), bounds, 0);
+  auto p = localize(row_range(all, 0, n), bounds, 0, "nearsparse::kpm::split_moments");
   finalize(p, {{}, {}});
-  device_part<Exec, Scalar> d(exec, p, R, steps + 1, 1);
+  device_part<Exec, Scalar> d(exec, p, R, steps + 1, 1, settings);
   d.compute(0, d.n_local, 0, s);  // warm-up
   exec.fence();
   const auto t0 = std::chrono::steady_clock::now();
@@ -105,8 +104,10 @@ double calibrate(const Exec& exec, const host_crs<Scalar>& all, std::int64_t n, 
 /// comment). H is a CRS matrix in any memory space; each part gets its rows in its own space
 /// (with CUDA present, the second part's vector blocks are in pinned host memory, so copies
 /// between the parts run at full speed). Only the aug_spmmv algorithm runs split.
+/// o.implementation applies to both parts: implementation::specialized throws
+/// nearsparse::unsupported where either space has no specialized kernel.
 template <class ExecA, class ExecB, class Crs>
-split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h, const scaling& s,
+split_report split_moments(const ExecA& first, const ExecB& second, const Crs& h, const scaling& s,
                            const moments_options& o, const split_options& so = {}) {
   using scalar = typename Crs::non_const_value_type;
   constexpr const char* fn = "nearsparse::kpm::split_moments";
@@ -121,14 +122,18 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
           concat("must be in [0, 1), got ", so.min_gain));
   require(so.calibration_steps >= 1 && so.granule >= 1, fn, "split.calibration_steps, granule",
           concat("must be at least 1, got ", so.calibration_steps, " and ", so.granule));
-  split_result result;
+  split_report result;
+  detail::aug_settings settings;
+  settings.function = fn;
+  settings.implementation = o.implementation;
+  settings.tuning = o.tuning;
   const auto all = detail::host_rows(h);
   const std::int64_t N = all.rows;
   double w = so.weight;
   auto partition = [&](double weight) {
-    const auto bounds = detail::split_rows(N, {weight, 1 - weight}, so.granule);
-    auto pa = detail::localize(detail::row_range(all, bounds[0], bounds[1]), bounds, 0);
-    auto pb = detail::localize(detail::row_range(all, bounds[1], bounds[2]), bounds, 1);
+    const auto bounds = detail::split_rows(N, {weight, 1 - weight}, so.granule, fn, "split.weight");
+    auto pa = detail::localize(detail::row_range(all, bounds[0], bounds[1]), bounds, 0, fn);
+    auto pb = detail::localize(detail::row_range(all, bounds[1], bounds[2]), bounds, 1, fn);
     const auto a_needs_from_b = pa.requests_to(1), b_needs_from_a = pb.requests_to(0);
     detail::finalize(pa, {{}, b_needs_from_a});
     detail::finalize(pb, {a_needs_from_b, {}});
@@ -137,8 +142,9 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
   double transfer_seconds = 0;
   if (w < 0) {
     const std::int64_t slice = std::min<std::int64_t>(N, std::max<std::int64_t>(4096, N / 8));
-    result.rate_first = detail::calibrate(first, all, slice, R, so.calibration_steps, s);
-    result.rate_second = detail::calibrate(second, all, slice, R, so.calibration_steps, s);
+    result.rate_first = detail::calibrate(first, all, slice, R, so.calibration_steps, s, settings);
+    result.rate_second =
+        detail::calibrate(second, all, slice, R, so.calibration_steps, s, settings);
     w = result.rate_first / (result.rate_first + result.rate_second);
     // The second part's rows reach the first part only after it has computed them, so their copy
     // lies on the critical path of a step: balance  w N / r_1 = (1 - w) N / r_2 + t_copy, with
@@ -169,16 +175,9 @@ split_result split_moments(const ExecA& first, const ExecB& second, const Crs& h
     }
   }
 
-#ifdef KOKKOS_ENABLE_CUDA
-  using second_mem = std::conditional_t<
-      std::is_same_v<ExecA, Kokkos::Cuda> &&
-          Kokkos::SpaceAccessibility<ExecB, Kokkos::CudaHostPinnedSpace>::accessible,
-      Kokkos::CudaHostPinnedSpace, typename ExecB::memory_space>;
-#else
-  using second_mem = typename ExecB::memory_space;
-#endif
-  detail::device_part<ExecA, scalar> a(first, pa, R, steps, o.seed);
-  detail::device_part<ExecB, scalar, second_mem> b(second, pb, R, steps, o.seed);
+  using second_mem = detail::second_part_memory_t<ExecA, ExecB>;
+  detail::device_part<ExecA, scalar> a(first, pa, R, steps, o.seed, settings);
+  detail::device_part<ExecB, scalar, second_mem> b(second, pb, R, steps, o.seed, settings);
   detail::copy_channel<ExecA, ExecB> channel(first, second);
 
   first.fence();

@@ -5,7 +5,7 @@
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
-#include <nearsparse/kpm/detail/aug_kernel.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -24,8 +24,19 @@ auto as_block(const View& v) {
                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.extent(0), 1);
   }
 }
+
+/// y = alpha H x + beta y without checks, through the kernel dispatch (aug_spmmv.hpp).
+template <class ExecSpace, class Matrix, class XView, class YView>
+void apply_matrix(const ExecSpace& exec, double alpha, const Matrix& h, const XView& x, double beta,
+                  const YView& y, const aug_settings& settings) {
+  using traits = matrix_traits<Matrix>;
+  Kokkos::View<double**, typename traits::memory_space> no_eta;
+  aug_spmmv(exec, "nearsparse::kpm::spmv", rows_of(h), 0, traits::rows(h), as_block(x), as_block(y),
+            aug_coefficients{alpha, 0.0, beta}, false, no_eta, 0, settings);
+}
 }  // namespace detail
 
+/// The kernel is the automatic implementation choice (nearsparse::implementation).
 template <class ExecSpace, class Matrix, class XView, class YView>
 void spmv(const ExecSpace& exec, double alpha, const Matrix& h, const XView& x, double beta,
           const YView& y) {
@@ -53,11 +64,9 @@ void spmv(const ExecSpace& exec, double alpha, const Matrix& h, const XView& x, 
                    extents_string(x), ")"));
   require(std::isfinite(alpha) && std::isfinite(beta), fn, "alpha, beta",
           concat("must be finite, got ", alpha, " and ", beta));
-  const auto xb = detail::as_block(x);
-  const auto yb = detail::as_block(y);
-  Kokkos::View<double**, typename traits::memory_space> no_eta;
-  detail::aug_spmmv(exec, "nearsparse::kpm::spmv", detail::rows_of(h), 0, int(rows), xb, yb,
-                    detail::aug_coefficients{alpha, 0.0, beta}, false, no_eta, 0);
+  detail::aug_settings settings;
+  settings.function = fn;
+  detail::apply_matrix(exec, alpha, h, x, beta, y, settings);
 }
 
 }  // namespace nearsparse::kpm

@@ -13,14 +13,14 @@
 
 #include <cmath>
 
-namespace nearsparse {
+namespace nearsparse::spamm {
 
 template <class ExecSpace, class View>
 void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, double lambda = 0.1,
                           long row0 = 0, long col0 = 0) {
-  static_assert_matrix<ExecSpace, View>();
-  require(std::isfinite(c), "nearsparse::fill_algebraic_decay", "c", "must be finite");
-  require_positive("nearsparse::fill_algebraic_decay", "lambda", lambda);
+  nearsparse::static_assert_matrix<ExecSpace, View>();
+  require(std::isfinite(c), "nearsparse::spamm::fill_algebraic_decay", "c", "must be finite");
+  require_positive("nearsparse::spamm::fill_algebraic_decay", "lambda", lambda);
   using value = typename View::non_const_value_type;
   Kokkos::parallel_for(
       "nearsparse::spamm::fill_algebraic_decay",
@@ -36,10 +36,10 @@ void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, 
 template <class ExecSpace, class View>
 void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0,
                             double lambda = 0.9, long row0 = 0, long col0 = 0) {
-  static_assert_matrix<ExecSpace, View>();
-  require(std::isfinite(c), "nearsparse::fill_exponential_decay", "c", "must be finite");
-  require(lambda > 0 && lambda < 1, "nearsparse::fill_exponential_decay", "lambda",
-          detail::concat("is ", lambda, "; it must lie in (0, 1)"));
+  nearsparse::static_assert_matrix<ExecSpace, View>();
+  require(std::isfinite(c), "nearsparse::spamm::fill_exponential_decay", "c", "must be finite");
+  require(lambda > 0 && lambda < 1, "nearsparse::spamm::fill_exponential_decay", "lambda",
+          nearsparse::detail::concat("is ", lambda, "; it must lie in (0, 1)"));
   using value = typename View::non_const_value_type;
   Kokkos::parallel_for(
       "nearsparse::spamm::fill_exponential_decay",
@@ -52,4 +52,4 @@ void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0
       });
 }
 
-}  // namespace nearsparse
+}  // namespace nearsparse::spamm

@@ -18,9 +18,9 @@
 // global: the valid ratio counts the kept tile products of the whole product, and a target
 // ratio gives the tau one process would find.
 //
-//   auto blocks = nearsparse::distributed_spamm_blocks(MPI_COMM_WORLD, m, n, k, opt.tile);
+//   auto blocks = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, opt.tile);
 //   // fill A (blocks.row_end - blocks.row_begin) x (blocks.a_col_end - blocks.a_col_begin), ...
-//   nearsparse::distributed_spamm_plan plan(MPI_COMM_WORLD, exec, A, B, opt);
+//   nearsparse::spamm::distributed_plan plan(MPI_COMM_WORLD, exec, A, B, opt);
 //   plan.multiply(exec, 1.0f, 0.0f, C);   // this process's block of C
 //
 // Every member function is collective over the communicator; an error found by one process is
@@ -47,9 +47,9 @@
 #include <string>
 #include <vector>
 
-namespace nearsparse {
+namespace nearsparse::spamm {
 
-struct distributed_spamm_options {
+struct distributed_options {
   /// Process grid P_r x P_c; P_r = 0 takes all processes over P_c columns.
   int process_rows = 0;
   int process_cols = 1;
@@ -63,7 +63,7 @@ struct distributed_spamm_options {
 };
 
 /// This process's part of an m x k times k x n product (half-open ranges).
-struct spamm_blocks {
+struct process_blocks {
   int process_row = 0, process_col = 0;
   int row_begin = 0, row_end = 0;      ///< rows of A and C
   int col_begin = 0, col_end = 0;      ///< columns of B and C
@@ -71,7 +71,7 @@ struct spamm_blocks {
   int b_row_begin = 0, b_row_end = 0;  ///< rows of B (a range of k)
 };
 
-namespace detail::spamm {
+namespace detail {
 
 /// Part p of `extent` split over `parts` in whole tiles, as even as tiles allow.
 inline std::pair<int, int> tile_share(int extent, int tile, int parts, int p) {
@@ -99,18 +99,19 @@ inline std::vector<int> weighted_tile_edges(int extent, int tile, int parts,
 }
 
 /// {P_r, P_c} for `size` processes; throws unless they multiply to `size`.
-inline std::pair<int, int> process_grid(const char* fn, int size,
-                                        const distributed_spamm_options& o) {
+inline std::pair<int, int> process_grid(const char* fn, int size, const distributed_options& o) {
   require(o.process_cols >= 1, fn, "options.process_cols",
-          concat("is ", o.process_cols, "; it must be at least 1"));
+          nearsparse::detail::concat("is ", o.process_cols, "; it must be at least 1"));
   require(o.process_rows >= 0, fn, "options.process_rows",
-          concat("is ", o.process_rows, "; it must be at least 1, or 0 for all processes"));
+          nearsparse::detail::concat("is ", o.process_rows,
+                                     "; it must be at least 1, or 0 for all processes"));
   const int pr = o.process_rows == 0 ? size / o.process_cols : o.process_rows;
-  require(pr >= 1 && pr * o.process_cols == size, fn, "options.process_rows",
-          concat("and options.process_cols give a ", pr, " x ", o.process_cols,
-                 " process grid, but the communicator has ", size, " processes"));
+  require(
+      pr >= 1 && pr * o.process_cols == size, fn, "options.process_rows",
+      nearsparse::detail::concat("and options.process_cols give a ", pr, " x ", o.process_cols,
+                                 " process grid, but the communicator has ", size, " processes"));
   require(o.panels_per_block >= 1, fn, "options.panels_per_block",
-          concat("is ", o.panels_per_block, "; it must be at least 1"));
+          nearsparse::detail::concat("is ", o.panels_per_block, "; it must be at least 1"));
   return {pr, o.process_cols};
 }
 
@@ -119,13 +120,17 @@ inline std::pair<int, int> process_grid(const char* fn, int size,
 inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const char* argument,
                                const std::string& problem, const std::string& summary) {
   int mine = ok ? 1 : 0, all = 0;
-  mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm), fn, "MPI_Allreduce");
+  nearsparse::detail::mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm), fn,
+                                "MPI_Allreduce");
   if (all) return;
-  int first = ok ? mpi_size(comm) : mpi_rank(comm);
-  mpi_check(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), fn, "MPI_Allreduce");
-  throw_invalid_argument(fn, argument,
-                         ok ? concat(summary, " on process ", first)
-                            : concat(problem, " (on process ", mpi_rank(comm), ")"));
+  int first = ok ? nearsparse::detail::mpi_size(comm) : nearsparse::detail::mpi_rank(comm);
+  nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), fn,
+                                "MPI_Allreduce");
+  nearsparse::detail::throw_invalid_argument(
+      fn, argument,
+      ok ? nearsparse::detail::concat(summary, " on process ", first)
+         : nearsparse::detail::concat(problem, " (on process ", nearsparse::detail::mpi_rank(comm),
+                                      ")"));
 }
 
 /// Copies `rows` rows of `width` 8-byte words from src (rows `width` apart) to dst (rows
@@ -159,38 +164,38 @@ void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, c
       });
 }
 
-}  // namespace detail::spamm
+}  // namespace detail
 
 /// Tile-aligned blocks of an m x k times k x n product for this process of `comm`: equal, or,
 /// with `row_work` (one weight per tile row of C, the same on every process, such as
-/// distributed_spamm_plan::tile_row_work of a first plan), rows of A and C split so that every
+/// distributed_plan::tile_row_work of a first plan), rows of A and C split so that every
 /// process row gets an even share of the work. The rows of B follow the rows of C when k == m,
 /// so a product can be fed back as the next B (matrix powers).
-inline spamm_blocks distributed_spamm_blocks(MPI_Comm comm, int m, int n, int k, int tile,
-                                             const distributed_spamm_options& o = {},
-                                             const std::vector<double>& row_work = {}) {
-  constexpr const char* fn = "nearsparse::distributed_spamm_blocks";
+inline process_blocks distributed_blocks(MPI_Comm comm, int m, int n, int k, int tile,
+                                         const distributed_options& o = {},
+                                         const std::vector<double>& row_work = {}) {
+  constexpr const char* fn = "nearsparse::spamm::distributed_blocks";
   require(m >= 0 && n >= 0 && k >= 0, fn, "m",
-          detail::concat("n and k must not be negative; got ", m, ", ", n, ", ", k));
-  require(tile >= 1, fn, "tile", detail::concat("is ", tile, "; it must be positive"));
-  const auto [pr, pc] = detail::spamm::process_grid(fn, detail::mpi_size(comm), o);
-  const int rank = detail::mpi_rank(comm);
-  spamm_blocks b;
+          nearsparse::detail::concat("n and k must not be negative; got ", m, ", ", n, ", ", k));
+  require(tile >= 1, fn, "tile", nearsparse::detail::concat("is ", tile, "; it must be positive"));
+  const auto [pr, pc] = detail::process_grid(fn, nearsparse::detail::mpi_size(comm), o);
+  const int rank = nearsparse::detail::mpi_rank(comm);
+  process_blocks b;
   b.process_row = rank / pc;
   b.process_col = rank % pc;
-  std::tie(b.row_begin, b.row_end) = detail::spamm::tile_share(m, tile, pr, b.process_row);
-  std::tie(b.col_begin, b.col_end) = detail::spamm::tile_share(n, tile, pc, b.process_col);
-  std::tie(b.a_col_begin, b.a_col_end) = detail::spamm::tile_share(k, tile, pc, b.process_col);
-  std::tie(b.b_row_begin, b.b_row_end) = detail::spamm::tile_share(k, tile, pr, b.process_row);
+  std::tie(b.row_begin, b.row_end) = detail::tile_share(m, tile, pr, b.process_row);
+  std::tie(b.col_begin, b.col_end) = detail::tile_share(n, tile, pc, b.process_col);
+  std::tie(b.a_col_begin, b.a_col_end) = detail::tile_share(k, tile, pc, b.process_col);
+  std::tie(b.b_row_begin, b.b_row_end) = detail::tile_share(k, tile, pr, b.process_row);
   if (!row_work.empty()) {
     const std::size_t mt = (std::size_t(m) + tile - 1) / tile;
     require(row_work.size() == mt, fn, "row_work",
-            detail::concat("has ", row_work.size(), " entries; it needs one per tile row of C (",
-                           mt, ")"));
+            nearsparse::detail::concat("has ", row_work.size(),
+                                       " entries; it needs one per tile row of C (", mt, ")"));
     require(std::all_of(row_work.begin(), row_work.end(),
                         [](double w) { return std::isfinite(w) && w >= 0; }),
             fn, "row_work", "must be finite and non-negative");
-    const auto edges = detail::spamm::weighted_tile_edges(m, tile, pr, row_work);
+    const auto edges = detail::weighted_tile_edges(m, tile, pr, row_work);
     b.row_begin = edges[std::size_t(b.process_row)];
     b.row_end = edges[std::size_t(b.process_row) + 1];
     if (k == m) {
@@ -202,25 +207,25 @@ inline spamm_blocks distributed_spamm_blocks(MPI_Comm comm, int m, int n, int k,
 }
 
 template <class ExecSpace>
-class distributed_spamm_plan {
+class distributed_plan {
  public:
   using execution_space = ExecSpace;
   using memory_space = typename ExecSpace::memory_space;
-  using norm_map_type = detail::spamm::norm_map<memory_space>;
-  using work_matrix_type = detail::spamm::work_matrix<memory_space>;
+  using norm_map_type = detail::norm_map<memory_space>;
+  using work_matrix_type = detail::work_matrix<memory_space>;
 
   /// Collective. `a` and `b` are this process's blocks (see the file comment); options as for
-  /// spamm_plan, with tau or the target valid ratio applying to the whole product.
+  /// spamm::plan, with tau or the target valid ratio applying to the whole product.
   template <class AView, class BView>
-  distributed_spamm_plan(MPI_Comm comm, const ExecSpace& exec, const AView& a, const BView& b,
-                         const spamm_options& options = spamm_options{},
-                         const distributed_spamm_options& dist = distributed_spamm_options{})
-      : options_(options), dist_(dist) {
-    detail::spamm::static_assert_operands<ExecSpace, AView, BView>();
-    detail::spamm::validate_options(fn, options);
+  distributed_plan(MPI_Comm comm, const ExecSpace& exec, const AView& a, const BView& b,
+                   const spamm::options& opt = spamm::options{},
+                   const distributed_options& dist = distributed_options{})
+      : options_(opt), dist_(dist) {
+    detail::static_assert_operands<ExecSpace, AView, BView>();
+    detail::validate_options(fn, opt);
     world_ = comm;
-    std::tie(pr_, pc_) = detail::spamm::process_grid(fn, detail::mpi_size(comm), dist);
-    const int rank = detail::mpi_rank(comm);
+    std::tie(pr_, pc_) = detail::process_grid(fn, nearsparse::detail::mpi_size(comm), dist);
+    const int rank = nearsparse::detail::mpi_rank(comm);
     prow_ = rank / pc_;
     pcol_ = rank % pc_;
     split_communicators();
@@ -229,24 +234,24 @@ class distributed_spamm_plan {
     if (pr_ > 1) b_channel_ = std::make_unique<channel>(col_comm_->comm, dist.transport, fn);
     work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), local_geo_.mt,
                              local_geo_.nt);
-    prepare(exec, a, detail::spamm::operand::a);
-    prepare(exec, b, detail::spamm::operand::b);
-    if (options.target_valid_ratio > 0) {
-      search_tau(exec, options.target_valid_ratio, options.search);
+    prepare(exec, a, detail::operand::a);
+    prepare(exec, b, detail::operand::b);
+    if (opt.target_valid_ratio > 0) {
+      search_tau(exec, opt.target_valid_ratio, opt.search);
     } else {
-      set_tau(exec, options.tau);
+      set_tau(exec, opt.tau);
     }
   }
 
-  distributed_spamm_plan(const distributed_spamm_plan&) = delete;
-  distributed_spamm_plan& operator=(const distributed_spamm_plan&) = delete;
+  distributed_plan(const distributed_plan&) = delete;
+  distributed_plan& operator=(const distributed_plan&) = delete;
 
   /// Replaces this process's block of A (same extents); tau kept. Collective.
   template <class AView>
   void update_a(const ExecSpace& exec, const AView& a) {
     static_assert_matrix<ExecSpace, AView>();
     check_block_extents("update_a", "A", a, local_geo_.m, a_cols_);
-    prepare(exec, a, detail::spamm::operand::a);
+    prepare(exec, a, detail::operand::a);
     set_tau(exec, tau_);
   }
 
@@ -256,13 +261,13 @@ class distributed_spamm_plan {
   void update_b(const ExecSpace& exec, const BView& b) {
     static_assert_matrix<ExecSpace, BView>();
     check_block_extents("update_b", "B", b, b_rows_, local_geo_.n);
-    prepare(exec, b, detail::spamm::operand::b);
+    prepare(exec, b, detail::operand::b);
     set_tau(exec, tau_);
   }
 
   /// Sets the threshold for the whole product; recomputes V and the valid ratio. Collective.
   void set_tau(const ExecSpace& exec, double tau) {
-    require_nonnegative("nearsparse::distributed_spamm_plan::set_tau", "tau", tau);
+    require_nonnegative("nearsparse::spamm::distributed_plan::set_tau", "tau", tau);
     tau_ = tau;
     Kokkos::deep_copy(exec, work_, 0);
     work_matrix_type part;
@@ -271,7 +276,7 @@ class distributed_spamm_plan {
                               local_geo_.nt);
     std::int64_t local = 0;
     for (const auto& p : panels_) {
-      local += detail::spamm::count_kept(exec, p.a_norms, p.b_norms, tau, part);
+      local += detail::count_kept(exec, p.a_norms, p.b_norms, tau, part);
       auto v = work_;
       Kokkos::parallel_for(
           "nearsparse::spamm::sum_V",
@@ -281,17 +286,16 @@ class distributed_spamm_plan {
     }
     local_kept_ = local;
     kept_ = local;
-    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &kept_, 1, MPI_INT64_T, MPI_SUM, world_), fn,
-                      "MPI_Allreduce");
+    nearsparse::detail::mpi_check(
+        MPI_Allreduce(MPI_IN_PLACE, &kept_, 1, MPI_INT64_T, MPI_SUM, world_), fn, "MPI_Allreduce");
   }
 
   /// The tau whose valid ratio over the whole product is closest to `target`, as a single
   /// process would find it; sets it. Collective.
-  spamm_search_result search_tau(const ExecSpace& exec, double target,
-                                 const spamm_search_options& search = spamm_search_options{}) {
-    detail::spamm::validate_search("nearsparse::distributed_spamm_plan::search_tau", target,
-                                   search);
-    spamm_search_result result;
+  search_report search_tau(const ExecSpace& exec, double target,
+                           const search_options& search = search_options{}) {
+    detail::validate_search("nearsparse::spamm::distributed_plan::search_tau", target, search);
+    search_report result;
     result.target = target;
     const double total = global_geo_.tile_products();
     if (total == 0 || target >= 1.0) {
@@ -303,17 +307,16 @@ class distributed_spamm_plan {
     // The mean of all norm products: each process's panels hold a disjoint part of them.
     double sum = 0.0;
     for (const auto& p : panels_)
-      sum +=
-          detail::spamm::average_norm_product(exec, p.a_norms, p.b_norms) * p.geo.tile_products();
-    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, world_), fn,
-                      "MPI_Allreduce");
+      sum += detail::average_norm_product(exec, p.a_norms, p.b_norms) * p.geo.tile_products();
+    nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, world_),
+                                  fn, "MPI_Allreduce");
     work_matrix_type none;
-    const auto found = detail::spamm::bisect_tau(target, search, sum / total, [&](double tau) {
+    const auto found = detail::bisect_tau(target, search, sum / total, [&](double tau) {
       std::int64_t kept = 0;
       for (const auto& p : panels_)
-        kept += detail::spamm::count_kept(exec, p.a_norms, p.b_norms, tau, none);
-      detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &kept, 1, MPI_INT64_T, MPI_SUM, world_), fn,
-                        "MPI_Allreduce");
+        kept += detail::count_kept(exec, p.a_norms, p.b_norms, tau, none);
+      nearsparse::detail::mpi_check(
+          MPI_Allreduce(MPI_IN_PLACE, &kept, 1, MPI_INT64_T, MPI_SUM, world_), fn, "MPI_Allreduce");
       return double(kept) / total;
     });
     set_tau(exec, found.tau);
@@ -329,15 +332,14 @@ class distributed_spamm_plan {
   template <class CView>
   void multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
                 typename CView::const_value_type beta, const CView& c) {
-    detail::spamm::static_assert_output<ExecSpace, CView>();
+    detail::static_assert_output<ExecSpace, CView>();
     using c_value = typename CView::non_const_value_type;
     check_block_extents("multiply", "C", c, local_geo_.m, local_geo_.n);
-    detail::spamm::collective_require(
-        world_, std::isfinite(double(alpha)) && std::isfinite(double(beta)), fn, "alpha",
-        "and beta must be finite", "and beta must be finite");
+    detail::collective_require(world_, std::isfinite(double(alpha)) && std::isfinite(double(beta)),
+                               fn, "alpha", "and beta must be finite", "and beta must be finite");
     const bool empty_c = local_geo_.m == 0 || local_geo_.n == 0;
     if (panels_.empty()) {  // k = 0: C = beta * C
-      if (!empty_c) detail::spamm::scale_c(exec, c_value(beta), c);
+      if (!empty_c) detail::scale_c(exec, c_value(beta), c);
       return;
     }
     received_bytes_ = 0;
@@ -392,7 +394,7 @@ class distributed_spamm_plan {
   }
 
   /// Kept tile products of each tile row of the whole C, plus one per output tile for writing
-  /// it: the weights for a balanced distributed_spamm_blocks. The same on every process.
+  /// it: the weights for a balanced distributed_blocks. The same on every process.
   /// Collective.
   std::vector<double> tile_row_work(const ExecSpace& exec) const {
     exec.fence();  // V was counted on exec
@@ -401,19 +403,21 @@ class distributed_spamm_plan {
     for (int i = 0; i < local_geo_.mt; ++i)
       for (int j = 0; j < local_geo_.nt; ++j) mine[std::size_t(i)] += v(i, j) + 1.0;
     // Sum over the process row, then gather the process rows in order.
-    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE,
-                                    MPI_SUM, row_comm_->comm),
-                      fn, "MPI_Allreduce");
+    nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()),
+                                                MPI_DOUBLE, MPI_SUM, row_comm_->comm),
+                                  fn, "MPI_Allreduce");
     std::vector<int> counts(static_cast<std::size_t>(pr_)), displs(counts.size(), 0);
     const int local = int(mine.size());
-    detail::mpi_check(MPI_Allgather(&local, 1, MPI_INT, counts.data(), 1, MPI_INT, col_comm_->comm),
-                      fn, "MPI_Allgather");
+    nearsparse::detail::mpi_check(
+        MPI_Allgather(&local, 1, MPI_INT, counts.data(), 1, MPI_INT, col_comm_->comm), fn,
+        "MPI_Allgather");
     for (int i = 1; i < pr_; ++i)
       displs[std::size_t(i)] = displs[std::size_t(i) - 1] + counts[std::size_t(i) - 1];
     std::vector<double> all(std::size_t(global_geo_.mt), 0.0);
-    detail::mpi_check(MPI_Allgatherv(mine.data(), local, MPI_DOUBLE, all.data(), counts.data(),
-                                     displs.data(), MPI_DOUBLE, col_comm_->comm),
-                      fn, "MPI_Allgatherv");
+    nearsparse::detail::mpi_check(
+        MPI_Allgatherv(mine.data(), local, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                       MPI_DOUBLE, col_comm_->comm),
+        fn, "MPI_Allgatherv");
     return all;
   }
 
@@ -430,8 +434,8 @@ class distributed_spamm_plan {
   std::int64_t local_kept_count() const { return local_kept_; }
   /// V for this process's block of C (its MT_I x NT_J output tiles).
   const work_matrix_type& work_matrix() const { return work_; }
-  const spamm_options& options() const { return options_; }
-  const distributed_spamm_options& distribution() const { return dist_; }
+  const spamm::options& options() const { return options_; }
+  const distributed_options& distribution() const { return dist_; }
   int rows() const { return global_geo_.m; }
   int cols() const { return global_geo_.n; }
   int inner() const { return global_geo_.k; }
@@ -445,13 +449,13 @@ class distributed_spamm_plan {
   gpu_transport transport() const {
     return b_channel_   ? b_channel_->kind()
            : a_channel_ ? a_channel_->kind()
-                        : detail::resolve_transport<ExecSpace>(dist_.transport, fn);
+                        : nearsparse::detail::resolve_transport<ExecSpace>(dist_.transport, fn);
   }
 
  private:
-  static constexpr const char* fn = "nearsparse::distributed_spamm_plan";
+  static constexpr const char* fn = "nearsparse::spamm::distributed_plan";
   using raw_buffer = Kokkos::View<double*, memory_space>;
-  using channel = detail::broadcast_channel<ExecSpace>;
+  using channel = nearsparse::detail::broadcast_channel<ExecSpace>;
   static std::size_t words(std::size_t bytes) { return (bytes + 7) / 8; }
 
   struct comm_holder {
@@ -463,12 +467,12 @@ class distributed_spamm_plan {
     }
   };
 
-  /// A panel of k: columns [k0, k1) of A and rows [k0, k1) of B, packed as spamm_plan packs a
+  /// A panel of k: columns [k0, k1) of A and rows [k0, k1) of B, packed as spamm::plan packs a
   /// whole operand (A: mp x kp_t, B^T: np x kp_t), with the norms of its tiles.
   struct panel {
     int k0 = 0, k1 = 0;
     int a_owner = 0, b_owner = 0;  ///< process column holding A's part, row holding B's
-    detail::spamm::geometry geo;
+    detail::geometry geo;
     raw_buffer a, b;  ///< owned here, or kept after being received
     bool a_kept = false, b_kept = false;
     norm_map_type a_norms, b_norms;
@@ -487,15 +491,14 @@ class distributed_spamm_plan {
   std::size_t b_bytes(const panel& p) const { return b_bytes_of(p.geo); }
 
   template <class CView>
-  void run_product(const ExecSpace& exec, const detail::spamm::geometry& geo, const void* a,
-                   const void* b, const double* a_norms, const double* b_norms,
+  void run_product(const ExecSpace& exec, const detail::geometry& geo, const void* a, const void* b,
+                   const double* a_norms, const double* b_norms,
                    typename CView::const_value_type alpha, typename CView::const_value_type beta,
                    const CView& c) const {
     using c_value = typename CView::non_const_value_type;
-    detail::spamm::run_multiply(
-        exec, options_.kernel,
-        detail::spamm::make_problem(options_, geo, a, b, a_norms, b_norms, tau_), c_value(alpha),
-        c_value(beta), c);
+    detail::multiply(exec, fn, options_,
+                     detail::make_problem(options_, geo, a, b, a_norms, b_norms, tau_),
+                     c_value(alpha), c_value(beta), c);
   }
 
   /// Copies every panel (all here: kept) into one packed A (mp x kp) and B^T (np x kp) with
@@ -503,8 +506,8 @@ class distributed_spamm_plan {
   /// panel. Costs a second copy of the operands.
   void assemble(const ExecSpace& exec) {
     auto& w = whole_;
-    w.geo = detail::spamm::geometry(local_geo_.m, local_geo_.n, global_geo_.k, options_.tile);
-    const int bytes = detail::spamm::storage_bytes(options_.precision);
+    w.geo = detail::geometry(local_geo_.m, local_geo_.n, global_geo_.k, options_.tile);
+    const int bytes = detail::storage_bytes(options_.precision);
     auto words_of = [&](int elements) { return elements * bytes / 8; };
     ensure(w.a, a_bytes_of(w.geo), exec, "A_whole");
     ensure(w.b, b_bytes_of(w.geo), exec, "Bt_whole");
@@ -514,10 +517,10 @@ class distributed_spamm_plan {
                               w.geo.kt, w.geo.nt);
     for (const auto& p : panels_) {
       const int k0 = p.k0 / options_.tile;  // whole tiles: panels start on the tile grid
-      detail::spamm::copy_columns(exec, p.a.data(), p.geo.mp, words_of(p.geo.kp), w.a.data(),
-                                  words_of(w.geo.kp), words_of(p.k0));
-      detail::spamm::copy_columns(exec, p.b.data(), p.geo.np, words_of(p.geo.kp), w.b.data(),
-                                  words_of(w.geo.kp), words_of(p.k0));
+      detail::copy_columns(exec, p.a.data(), p.geo.mp, words_of(p.geo.kp), w.a.data(),
+                           words_of(w.geo.kp), words_of(p.k0));
+      detail::copy_columns(exec, p.b.data(), p.geo.np, words_of(p.geo.kp), w.b.data(),
+                           words_of(w.geo.kp), words_of(p.k0));
       Kokkos::deep_copy(
           exec, Kokkos::subview(w.a_norms, Kokkos::ALL(), std::make_pair(k0, k0 + p.geo.kt)),
           p.a_norms);
@@ -528,11 +531,11 @@ class distributed_spamm_plan {
     w.ready = true;
   }
 
-  std::size_t a_bytes_of(const detail::spamm::geometry& g) const {
-    return std::size_t(g.mp) * g.kp * detail::spamm::storage_bytes(options_.precision);
+  std::size_t a_bytes_of(const detail::geometry& g) const {
+    return std::size_t(g.mp) * g.kp * detail::storage_bytes(options_.precision);
   }
-  std::size_t b_bytes_of(const detail::spamm::geometry& g) const {
-    return std::size_t(g.np) * g.kp * detail::spamm::storage_bytes(options_.precision);
+  std::size_t b_bytes_of(const detail::geometry& g) const {
+    return std::size_t(g.np) * g.kp * detail::storage_bytes(options_.precision);
   }
 
   raw_buffer& ensure(raw_buffer& buf, std::size_t bytes, const ExecSpace& exec, const char* label) {
@@ -578,8 +581,10 @@ class distributed_spamm_plan {
   void split_communicators() {
     row_comm_ = std::make_shared<comm_holder>();
     col_comm_ = std::make_shared<comm_holder>();
-    detail::mpi_check(MPI_Comm_split(world_, prow_, pcol_, &row_comm_->comm), fn, "MPI_Comm_split");
-    detail::mpi_check(MPI_Comm_split(world_, pcol_, prow_, &col_comm_->comm), fn, "MPI_Comm_split");
+    nearsparse::detail::mpi_check(MPI_Comm_split(world_, prow_, pcol_, &row_comm_->comm), fn,
+                                  "MPI_Comm_split");
+    nearsparse::detail::mpi_check(MPI_Comm_split(world_, pcol_, prow_, &col_comm_->comm), fn,
+                                  "MPI_Comm_split");
   }
 
   /// Gathers every process's block extents, checks that they form the grid on the tile grid,
@@ -587,12 +592,13 @@ class distributed_spamm_plan {
   template <class AView, class BView>
   void lay_out(const AView& a, const BView& b) {
     const int size = pr_ * pc_, tile = options_.tile;
-    const std::int64_t limit = std::numeric_limits<int>::max() - detail::spamm::block_pad;
+    const std::int64_t limit = std::numeric_limits<int>::max() - detail::block_pad;
     const std::int64_t mine[4] = {std::int64_t(a.extent(0)), std::int64_t(a.extent(1)),
                                   std::int64_t(b.extent(0)), std::int64_t(b.extent(1))};
     std::vector<std::int64_t> all(4 * std::size_t(size));
-    detail::mpi_check(MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, world_), fn,
-                      "MPI_Allgather");
+    nearsparse::detail::mpi_check(
+        MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, world_), fn,
+        "MPI_Allgather");
     auto at = [&](int r, int what) { return all[4 * std::size_t(r) + std::size_t(what)]; };
     // Block extents by process row (rows of A and C, rows of B) and column (columns of A, of B).
     std::vector<std::int64_t> m_of(pr_), kb_of(pr_), ka_of(pc_), n_of(pc_);
@@ -610,9 +616,9 @@ class distributed_spamm_plan {
       auto agree = [&](const char* name, const char* what, std::int64_t got, std::int64_t want,
                        int ref, const char* along) {
         require(got == want, fn, name,
-                detail::concat("of process ", r, " has ", got, " ", what, ", but process ", ref,
-                               " of the same process ", along, " has ", want, " (grid ", pr_, " x ",
-                               pc_, ")"));
+                nearsparse::detail::concat("of process ", r, " has ", got, " ", what,
+                                           ", but process ", ref, " of the same process ", along,
+                                           " has ", want, " (grid ", pr_, " x ", pc_, ")"));
       };
       agree("A", "rows", at(r, 0), m_of[i], i * pc_, "row");
       agree("A", "columns", at(r, 1), ka_of[j], j, "column");
@@ -624,12 +630,13 @@ class distributed_spamm_plan {
       for (std::int64_t e : ext) off.push_back(off.back() + e);
       for (std::size_t q = 1; q + 1 < off.size(); ++q)
         require(off[q] % tile == 0 || off[q] == off.back(), fn, name,
-                detail::concat("of block ", q, " start at ", off[q],
-                               ", off the tile grid: every "
-                               "block but the last must hold whole tiles (",
-                               tile, ")"));
-      require(off.back() <= limit, fn, name,
-              detail::concat("total ", off.back(), ", more than the supported ", limit));
+                nearsparse::detail::concat("of block ", q, " start at ", off[q],
+                                           ", off the tile grid: every "
+                                           "block but the last must hold whole tiles (",
+                                           tile, ")"));
+      require(
+          off.back() <= limit, fn, name,
+          nearsparse::detail::concat("total ", off.back(), ", more than the supported ", limit));
       return off;
     };
     const auto m_off = offsets(m_of, "rows of A");
@@ -637,11 +644,10 @@ class distributed_spamm_plan {
     const auto ka_off = offsets(ka_of, "columns of A");
     const auto kb_off = offsets(kb_of, "rows of B");
     require(ka_off.back() == kb_off.back(), fn, "B",
-            detail::concat("has ", kb_off.back(), " rows in all, but A has ", ka_off.back(),
-                           " columns: the inner extents must match"));
-    global_geo_ =
-        detail::spamm::geometry(int(m_off.back()), int(n_off.back()), int(ka_off.back()), tile);
-    local_geo_ = detail::spamm::geometry(int(m_of[prow_]), int(n_of[pcol_]), 0, tile);
+            nearsparse::detail::concat("has ", kb_off.back(), " rows in all, but A has ",
+                                       ka_off.back(), " columns: the inner extents must match"));
+    global_geo_ = detail::geometry(int(m_off.back()), int(n_off.back()), int(ka_off.back()), tile);
+    local_geo_ = detail::geometry(int(m_of[prow_]), int(n_of[pcol_]), 0, tile);
     a_col_begin_ = int(ka_off[pcol_]);
     a_cols_ = int(ka_of[pcol_]);
     b_row_begin_ = int(kb_off[prow_]);
@@ -655,14 +661,14 @@ class distributed_spamm_plan {
       const int lo = int(edges[e]), hi = int(edges[e + 1]);
       const int pieces = dist_.panels_per_block;
       for (int q = 0; q < pieces; ++q) {
-        const auto [s0, s1] = detail::spamm::tile_share(hi - lo, tile, pieces, q);
+        const auto [s0, s1] = detail::tile_share(hi - lo, tile, pieces, q);
         if (s1 <= s0) continue;
         panel p;
         p.k0 = lo + s0;
         p.k1 = lo + s1;
         p.a_owner = int(std::upper_bound(ka_off.begin(), ka_off.end(), p.k0) - ka_off.begin()) - 1;
         p.b_owner = int(std::upper_bound(kb_off.begin(), kb_off.end(), p.k0) - kb_off.begin()) - 1;
-        p.geo = detail::spamm::geometry(local_geo_.m, local_geo_.n, p.k1 - p.k0, tile);
+        p.geo = detail::geometry(local_geo_.m, local_geo_.n, p.k1 - p.k0, tile);
         panels_.push_back(p);
       }
     }
@@ -672,30 +678,31 @@ class distributed_spamm_plan {
   void check_block_extents(const char* what, const char* name, const View& v, int rows,
                            int cols) const {
     const bool ok = v.extent(0) == std::size_t(rows) && v.extent(1) == std::size_t(cols);
-    detail::spamm::collective_require(
-        world_, ok, detail::concat("nearsparse::distributed_spamm_plan::", what).c_str(), name,
-        detail::concat("is ", detail::extents_string(v), ", but this process's block is ", rows,
-                       " x ", cols),
+    detail::collective_require(
+        world_, ok,
+        nearsparse::detail::concat("nearsparse::spamm::distributed_plan::", what).c_str(), name,
+        nearsparse::detail::concat("is ", nearsparse::detail::extents_string(v),
+                                   ", but this process's block is ", rows, " x ", cols),
         "has the wrong extents");
   }
 
   template <class Part>
   std::size_t pack(const ExecSpace& exec, const Part& part, bool transpose, raw_buffer& buf,
                    int rows_p, int cols_p) const {
-    return detail::spamm::with_format(options_.precision, [&](auto fmt) {
+    return detail::with_format(options_.precision, [&](auto fmt) {
       using Format = decltype(fmt);
       using storage = typename Format::storage;
-      return detail::spamm::pack_operand<Format>(exec, part, transpose,
-                                                 reinterpret_cast<storage*>(buf.data()), rows_p,
-                                                 cols_p, options_.check_finite);
+      return detail::pack_operand<Format>(exec, part, transpose,
+                                          reinterpret_cast<storage*>(buf.data()), rows_p, cols_p,
+                                          options_.check_finite);
     });
   }
 
   /// Packs this process's parts of one operand panel by panel, computes their norms, and
   /// shares the norms along its process row (A) or column (B).
   template <class View>
-  void prepare(const ExecSpace& exec, const View& x, detail::spamm::operand which) {
-    const bool is_a = which == detail::spamm::operand::a;
+  void prepare(const ExecSpace& exec, const View& x, detail::operand which) {
+    const bool is_a = which == detail::operand::a;
     whole_.ready = false;  // assembled again after the next product
     std::size_t bad = 0;
     for (auto& p : panels_) {
@@ -725,17 +732,13 @@ class distributed_spamm_plan {
                                     Kokkos::ALL()),
                     true, buf, p.geo.np, p.geo.kp);
       }
-      if (options_.kernel == spamm_kernel::portable) {
-        detail::spamm::compute_norms_portable(exec, options_.precision, buf.data(), p.geo, which,
-                                              norms);
-      } else {
-        detail::spamm::compute_norms(exec, options_.precision, buf.data(), p.geo, which, norms);
-      }
+      detail::compute_norms(exec, fn, options_, buf.data(), p.geo, which, norms);
     }
-    detail::spamm::collective_require(world_, bad == 0, fn, is_a ? "A" : "B",
-                                      detail::concat("(", detail::extents_string(x), ") holds ",
-                                                     bad, " non-finite value(s) (NaN or Inf)"),
-                                      "holds non-finite values (NaN or Inf)");
+    detail::collective_require(
+        world_, bad == 0, fn, is_a ? "A" : "B",
+        nearsparse::detail::concat("(", nearsparse::detail::extents_string(x), ") holds ", bad,
+                                   " non-finite value(s) (NaN or Inf)"),
+        "holds non-finite values (NaN or Inf)");
     // Norm maps are small: they travel through the host.
     MPI_Comm comm = is_a ? row_comm_->comm : col_comm_->comm;
     if ((is_a ? pc_ : pr_) == 1) return;
@@ -743,7 +746,7 @@ class distributed_spamm_plan {
     for (auto& p : panels_) {
       norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
       auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), norms);
-      detail::mpi_check(
+      nearsparse::detail::mpi_check(
           MPI_Bcast(host.data(), int(host.size()), MPI_DOUBLE, is_a ? p.a_owner : p.b_owner, comm),
           fn, "MPI_Bcast");
       Kokkos::deep_copy(exec, norms, host);
@@ -751,18 +754,18 @@ class distributed_spamm_plan {
     }
   }
 
-  spamm_options options_;
-  distributed_spamm_options dist_;
+  spamm::options options_;
+  distributed_options dist_;
   MPI_Comm world_ = MPI_COMM_NULL;
   std::shared_ptr<comm_holder> row_comm_, col_comm_;
   int pr_ = 1, pc_ = 1, prow_ = 0, pcol_ = 0;
-  detail::spamm::geometry global_geo_, local_geo_;  ///< local: this process's block of C
+  detail::geometry global_geo_, local_geo_;  ///< local: this process's block of C
   int a_col_begin_ = 0, a_cols_ = 0, b_row_begin_ = 0, b_rows_ = 0;
   std::vector<panel> panels_;
   /// All panels in one, once every one is here (keep_panels).
   struct whole_operands {
     bool ready = false;
-    detail::spamm::geometry geo;
+    detail::geometry geo;
     raw_buffer a, b;
     norm_map_type a_norms, b_norms;
   } whole_;
@@ -775,15 +778,15 @@ class distributed_spamm_plan {
 };
 
 template <class ExecSpace, class AView, class BView>
-distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const spamm_options&,
-                       const distributed_spamm_options&) -> distributed_spamm_plan<ExecSpace>;
+distributed_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const options&,
+                 const distributed_options&) -> distributed_plan<ExecSpace>;
 template <class ExecSpace, class AView, class BView>
-distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const spamm_options&)
-    -> distributed_spamm_plan<ExecSpace>;
+distributed_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&, const options&)
+    -> distributed_plan<ExecSpace>;
 template <class ExecSpace, class AView, class BView>
-distributed_spamm_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&)
-    -> distributed_spamm_plan<ExecSpace>;
+distributed_plan(MPI_Comm, const ExecSpace&, const AView&, const BView&)
+    -> distributed_plan<ExecSpace>;
 
-}  // namespace nearsparse
+}  // namespace nearsparse::spamm
 
 #endif

@@ -1,19 +1,21 @@
 #pragma once
-// Options and results of the sparse approximate matrix multiply (SpAMM).
+// Options and reports of the sparse approximate matrix multiply (SpAMM).
 //
 // SpAMM cuts A (M x K) and B (K x N) into tiles of `tile` x `tile` elements, computes the
 // Frobenius norm of every tile (the norm maps), and forms C = alpha * A * B + beta * C keeping
 // only the tile products A[i,k] B[k,j] whose norm product ||A[i,k]||_F ||B[k,j]||_F is at least
 // tau. The valid ratio is the fraction of the MT * KT * NT tile products that are kept.
 
+#include <nearsparse/core/implementation.hpp>
+
 #include <cstdint>
 #include <string>
 
-namespace nearsparse {
+namespace nearsparse::spamm {
 
 /// Arithmetic of a SpAMM product. Inputs are rounded to the input format once, when the plan
 /// is built; products accumulate in the accumulation format.
-enum class spamm_precision {
+enum class precision {
   fp64,  ///< double inputs, double accumulation (DMMA tensor cores on CUDA)
   fp32,  ///< float inputs, float accumulation with plain FMA
   tf32,  ///< inputs rounded to TF32 (10-bit mantissa), float accumulation (tensor cores)
@@ -22,18 +24,11 @@ enum class spamm_precision {
 };
 
 /// "fp64", "fp32", "tf32", "fp16", "bf16".
-const char* to_string(spamm_precision precision);
+const char* to_string(precision p);
 
-/// Parses the names above; throws nearsparse::invalid_argument naming `argument` otherwise.
-spamm_precision parse_spamm_precision(const std::string& name, const char* argument = "precision");
-
-/// Which implementation multiplies. `automatic` takes the CUDA kernels on Kokkos::Cuda (on a
-/// compute capability 9.0 GPU, the wgmma kernel for tf32, fp16 and bf16 with tiles of 64 and
-/// 128; the mma.sync and FMA kernels otherwise) and the portable team-policy kernels elsewhere.
-/// `portable` forces the portable kernels on every backend, and `mma_sync` the mma.sync kernels
-/// even where the wgmma kernel could run (on other backends it equals `automatic`): to check
-/// the kernels against each other, or to compare their speed.
-enum class spamm_kernel { automatic, portable, mma_sync };
+/// Parses the names above (case-insensitive); throws nearsparse::invalid_argument naming
+/// `argument` and listing the accepted names otherwise.
+precision parse_precision(const std::string& name, const char* argument = "precision");
 
 /// How a tau search counts the kept products of each step. `one_launch`: the whole bisection in
 /// one launch of one team, with no wait between its steps (on a GPU); `launch_per_count`: every
@@ -42,20 +37,20 @@ enum class spamm_kernel { automatic, portable, mma_sync };
 /// tiles of 64), where a count costs one team less than a launch and a wait, and
 /// launch_per_count otherwise. Both give the same tau. A distributed plan counts over all
 /// processes, one reduction per step, always.
-enum class spamm_search_launch { automatic, one_launch, launch_per_count };
+enum class search_launch { automatic, one_launch, launch_per_count };
 
 /// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
 /// the upper end gives a ratio at or below the target, then bisected.
-struct spamm_search_options {
+struct search_options {
   int max_iterations = 60;   ///< bisection steps after the interval is found
   int max_widenings = 1000;  ///< most times the upper end is widened
   double tolerance = 0.002;  ///< stop when |achieved - target| <= tolerance (absolute)
-  spamm_search_launch launch = spamm_search_launch::automatic;
+  search_launch launch = search_launch::automatic;
 };
 
-struct spamm_options {
-  spamm_precision precision = spamm_precision::fp32;
+struct options {
+  spamm::precision precision = spamm::precision::fp32;
   /// Tile edge (LoNum): 32, 64 or 128. Norm maps and kept tile products are per tile.
   int tile = 64;
   /// Threshold on the norm product of a tile pair; 0 keeps every pair (the dense product).
@@ -63,17 +58,26 @@ struct spamm_options {
   /// When > 0, tau is searched for so that this fraction of tile products (0, 1] is kept, and
   /// `tau` is ignored.
   double target_valid_ratio = 0.0;
-  spamm_search_options search{};
+  search_options search{};
   /// Load balance (section 3.5.1): each thread block computes s x s output blocks at equal
   /// strides, so blocks near the diagonal (heavy) and far from it (light) share the work.
   int load_balance_stride = 1;
-  spamm_kernel kernel = spamm_kernel::automatic;
+  /// Which code computes the norm maps and the product. `specialized` is the CUDA get-norm and
+  /// multiplication kernels (Kokkos::Cuda only; nearsparse::unsupported elsewhere); `automatic`
+  /// takes them on Kokkos::Cuda and the portable team-policy kernels elsewhere; `portable` runs
+  /// the portable kernels on every backend, to check the kernels against each other or to
+  /// compare their speed.
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
+  /// Within the CUDA kernels: on a compute capability 9.0 GPU, take the wgmma kernel for tf32,
+  /// fp16 and bf16 with tiles of 64 and 128 (the mma.sync and FMA kernels run everything else).
+  /// false keeps the mma.sync kernels there too, to compare the two. No effect elsewhere.
+  bool wgmma = true;
   /// Check A and B for NaN and Inf while packing them (one reduction, no extra pass).
   bool check_finite = true;
 };
 
 /// What a tau search found.
-struct spamm_search_result {
+struct search_report {
   double tau = 0.0;
   double valid_ratio = 0.0;  ///< achieved at tau
   double target = 0.0;
@@ -81,12 +85,18 @@ struct spamm_search_result {
   bool converged = false;  ///< |valid_ratio - target| <= tolerance
 };
 
+/// What one nearsparse::spamm::multiply call used.
+struct multiply_report {
+  double tau = 0.0;
+  double valid_ratio = 0.0;
+};
+
 /// Frobenius norms for judging an approximate product: ||C_exact - C||_F and ||C_exact||_F.
-struct spamm_error {
+struct error_report {
   double error_norm = 0.0;
   double reference_norm = 0.0;
   /// error_norm / reference_norm (error_norm itself when the reference is 0).
   double relative() const { return reference_norm > 0 ? error_norm / reference_norm : error_norm; }
 };
 
-}  // namespace nearsparse
+}  // namespace nearsparse::spamm

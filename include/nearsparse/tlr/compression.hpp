@@ -8,6 +8,7 @@
 // follows options.trunc (a fixed rank, or an accuracy: the error budget accuracy * |A|_F is split
 // evenly over the tiles, so |A - A_tlr|_F <= accuracy * |A|_F) and never exceeds max_rank.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/finite.hpp>
 #include <nearsparse/core/matrix_norms.hpp>
@@ -57,7 +58,8 @@ void copy_dense_tiles(const ExecSpace& exec, const AView& a, const tlr_matrix<Me
 /// Compresses the dense matrix A (any layout, double, reachable from exec) into a TLR matrix with
 /// tile x tile tiles. Fills `report` with the ranks, the error and the memory. Throws
 /// nearsparse::invalid_argument for a zero tile, a max_rank above the tile size, a fixed rank above
-/// max_rank, a negative accuracy, or non-finite values in A.
+/// max_rank, a negative accuracy, or non-finite values in A, and nearsparse::unsupported for
+/// implementation::specialized (compression has the portable path only).
 template <class ExecSpace, class AView>
 tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, const AView& A,
                                                       std::size_t tile,
@@ -70,6 +72,8 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
   const char* fn = "nearsparse::tlr::compress";
   require(tile > 0, fn, "tile", "must be > 0, got 0");
   detail::validate(fn, options, tile);
+  nearsparse::detail::take_specialized(fn, options.implementation, false, ExecSpace::name(),
+                                       "compression runs in the portable kernels only");
   require(A.extent(0) < (std::size_t(1) << 31) && A.extent(1) < (std::size_t(1) << 31), fn, "A",
           nearsparse::detail::concat("has extents ", nearsparse::detail::extents_string(A),
                                      "; each must be below 2^31"));

@@ -5,18 +5,19 @@
 //   gemm_lld_batched / gemm_lll_batched        the batched kernels: independent tile products
 //                                              C_c = alpha A_a B_b + beta C_c, listed as triples.
 // The driver is the paper's Figure 3: the inner products over k are reordered into nt outer
-// products, each a batch over all C tiles. With a dense C the CUDA path gathers several outer
-// products into one batched call (gemm_options::outer_products_per_call) so C is read and written
-// fewer times; with a TLR C every outer product is recompressed, in order.
+// products, each a batch over all C tiles. With a dense C the specialized path (cuBLAS, on
+// Kokkos::Cuda) gathers several outer products into one batched call
+// (gemm_options::outer_products_per_call) so C is read and written fewer times; with a TLR C every
+// outer product is recompressed, in order, in the portable kernels (there is no specialized path).
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/tlr/detail/lld_dispatch.hpp>
 #include <nearsparse/tlr/detail/product_checks.hpp>
 #include <nearsparse/tlr/detail/product_kernels.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 #include <nearsparse/tlr/detail/tile_access.hpp>
-#include <nearsparse/tlr/detail/vendor_choice.hpp>
-#include <nearsparse/tlr/detail/vendor_lld.hpp>
 #include <nearsparse/tlr/options.hpp>
 #include <nearsparse/tlr/tlr_matrix.hpp>
 
@@ -42,65 +43,6 @@ inline operand_shape dense_shape(const char* name, std::size_t rows, std::size_t
 }
 
 void require_finite_scalars(const char* function, double alpha, double beta);
-
-/// Explicit batch lists on the device, one product per group.
-template <class ExecSpace>
-product_pairs<typename ExecSpace::memory_space> upload_batch(
-    const ExecSpace& exec, const std::vector<tile_triple>& batch) {
-  using mem = typename ExecSpace::memory_space;
-  const std::size_t n = batch.size();
-  Kokkos::View<int*, mem> c(std::string("nearsparse::tlr::batch_c"), n),
-      ptr(std::string("nearsparse::tlr::batch_ptr"), n + 1),
-      a(std::string("nearsparse::tlr::batch_a"), n), b(std::string("nearsparse::tlr::batch_b"), n);
-  auto hc = Kokkos::create_mirror_view(c);
-  auto hp = Kokkos::create_mirror_view(ptr);
-  auto ha = Kokkos::create_mirror_view(a);
-  auto hb = Kokkos::create_mirror_view(b);
-  for (std::size_t e = 0; e < n; ++e) {
-    hc(e) = batch[e].c;
-    hp(e) = static_cast<int>(e);
-    ha(e) = batch[e].a;
-    hb(e) = batch[e].b;
-  }
-  hp(n) = static_cast<int>(n);
-  Kokkos::deep_copy(exec, c, hc);
-  Kokkos::deep_copy(exec, ptr, hp);
-  Kokkos::deep_copy(exec, a, ha);
-  Kokkos::deep_copy(exec, b, hb);
-  exec.fence();
-  product_pairs<mem> p;
-  p.group_c = c;
-  p.pair_ptr = ptr;
-  p.pair_a = a;
-  p.pair_b = b;
-  return p;
-}
-
-/// Groups `first` .. of a portable GEMM-LLD launch: team g updates its C tile with its products.
-template <class ExecSpace>
-struct lld_kernel {
-  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  tile_access a, b;
-  product_pairs<typename ExecSpace::memory_space> pairs;
-  double alpha = 1, beta = 0;
-  double* c = nullptr;
-  int ldc = 0, c_rows = 0, c_cols = 0, c_tile_rows = 0, nb = 0, first = 0;
-  Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> work;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
-    const int g = first + team.league_rank();
-    const int ct = pairs.c_tile(g);
-    const int row0 = (ct % c_tile_rows) * nb, col0 = (ct / c_tile_rows) * nb;
-    const int m = c_rows - row0 < nb ? c_rows - row0 : nb;
-    const int n = c_cols - col0 < nb ? c_cols - col0 : nb;
-    double* tile = c + row0 + std::size_t(col0) * ldc;
-    const int count = pairs.pair_count(g);
-    if (count == 0) team_scale(team, m, n, beta, tile, ldc);
-    for (int p = 0; p < count; ++p)
-      dense_update(team, a, pairs.a_tile(g, p), b, pairs.b_tile(g, p), alpha, p == 0 ? beta : 1.0,
-                   tile, ldc, m, n, &work(0, team.league_rank()));
-  }
-};
 
 /// Groups of a GEMM-LLL launch: dense C tiles as in GEMM-LLD, low-rank ones recompressed after
 /// every product. Adds the squared dropped norm and the at-cap count to per-tile totals.
@@ -156,34 +98,6 @@ struct lll_kernel {
     });
   }
 };
-
-/// GEMM-LLD over `pairs` on a dense column-major C, in launches that fit the workspace budget.
-template <class ExecSpace>
-void run_lld_portable(const ExecSpace& exec, const tile_access& a, const tile_access& b,
-                      const product_pairs<typename ExecSpace::memory_space>& pairs, double alpha,
-                      double beta, double* c, int ldc, int c_rows, int c_cols, int c_tile_rows,
-                      std::size_t workspace_bytes) {
-  const int groups = pairs.groups();
-  if (groups == 0) return;
-  const std::size_t per = std::max(1, dense_update_work(a, b));
-  const std::size_t batch = teams_per_launch(groups, per * sizeof(double), workspace_bytes);
-  lld_kernel<ExecSpace> k;
-  k.a = a;
-  k.b = b;
-  k.pairs = pairs;
-  k.alpha = alpha;
-  k.beta = beta;
-  k.c = c;
-  k.ldc = ldc;
-  k.c_rows = c_rows;
-  k.c_cols = c_cols;
-  k.c_tile_rows = c_tile_rows;
-  k.nb = a.nb;
-  k.work = decltype(k.work)(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::lld_work")),
-      per, batch);
-  launch_in_batches(exec, "nearsparse::tlr::gemm_lld", groups, batch, k);
-}
 
 /// GEMM-LLL over `pairs`; accumulates the report's per-tile totals.
 template <class ExecSpace>
@@ -265,36 +179,20 @@ constexpr void static_assert_dense_product() {
                 "nearsparse::tlr::gemm: a dense C must be LayoutLeft (column-major)");
 }
 
+/// GEMM-LLL (a TLR C) has the portable path only, on every execution space: refuses
+/// implementation::specialized.
+template <class ExecSpace>
+void take_no_specialized_lll(const char* function, const gemm_options& options) {
+  nearsparse::detail::take_specialized(function, options.implementation, false, ExecSpace::name(),
+                                       "the recompression of a TLR C runs in the portable "
+                                       "kernels only");
+}
+
 /// The run-time checks every product shares: valid options, finite alpha and beta.
 inline void check_product_arguments(const char* function, const gemm_options& options, double alpha,
                                     double beta) {
   validate(function, options);
   require_finite_scalars(function, alpha, beta);
-}
-
-/// The vendor GEMM-LLD: the launches of a driver call or a batch, then cuda_lld.
-template <class ExecSpace, class MemorySpace>
-void run_lld_vendor(const ExecSpace& exec, const tlr_matrix<MemorySpace>& A,
-                    const tlr_matrix<MemorySpace>& B, double alpha, double* c, int ldc, int c_rows,
-                    int c_cols, const std::vector<vendor_launch>& launches) {
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (vendor_path_exists<ExecSpace>()) {
-    vendor_operands ops;
-    ops.a = tile_access::of(A);
-    ops.b = tile_access::of(B);
-    ops.a_slots = &A.host_dense_slots();
-    ops.b_slots = &B.host_dense_slots();
-    ops.c = c;
-    ops.ldc = ldc;
-    ops.c_rows = c_rows;
-    ops.c_cols = c_cols;
-    ops.c_tile_rows = static_cast<int>(tile_grid(c_rows, c_cols, A.tile()).tile_rows());
-    cuda_lld(exec, alpha, ops, launches);
-    return;
-  }
-#endif
-  (void)exec, (void)A, (void)B, (void)alpha, (void)c, (void)ldc, (void)c_rows, (void)c_cols,
-      (void)launches;
 }
 
 }  // namespace detail
@@ -312,26 +210,8 @@ void gemm_lld_batched(const ExecSpace& exec, double alpha, const tlr_matrix<Memo
   detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                       detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()), batch);
   if (batch.empty()) return;
-  const tile_grid cg(C.extent(0), C.extent(1), A.tile());
-  if (detail::use_vendor<ExecSpace>(fn, options.kernel)) {
-    detail::vendor_launch l;
-    l.pairs_per_group = 1;
-    l.beta = beta;
-    for (const auto& t : batch) {
-      l.c_tile.push_back(t.c);
-      l.a_tile.push_back(t.a);
-      l.b_tile.push_back(t.b);
-    }
-    detail::run_lld_vendor(exec, A, B, alpha, C.data(), static_cast<int>(C.stride(1)),
-                           static_cast<int>(C.extent(0)), static_cast<int>(C.extent(1)), {l});
-    return;
-  }
-  const auto pairs = detail::upload_batch(exec, batch);
-  detail::run_lld_portable(exec, detail::tile_access::of(A), detail::tile_access::of(B), pairs,
-                           alpha, beta, C.data(), static_cast<int>(C.stride(1)),
-                           static_cast<int>(C.extent(0)), static_cast<int>(C.extent(1)),
-                           static_cast<int>(cg.tile_rows()), options.workspace_bytes);
-  exec.fence();  // the batch lists die here
+  detail::dispatch_gemm_lld_batched(exec, alpha, detail::lld_operands::of(A, B, C), beta, batch,
+                                    options);
 }
 
 /// Batched GEMM-LLL: for every triple, C tile c = alpha A_a B_b + beta C tile c with C a TLR
@@ -348,9 +228,7 @@ gemm_report gemm_lll_batched(const ExecSpace& exec, double alpha, const tlr_matr
   detail::validate(fn, options.trunc, C.max_rank());
   detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                       detail::shape_of("C", C), batch);
-  if (options.kernel == kernel_choice::vendor)
-    throw unsupported(nearsparse::detail::concat(
-        fn, ": GEMM-LLL has no vendor path (the recompression runs in the portable kernel)"));
+  detail::take_no_specialized_lll<ExecSpace>(fn, options);
   using mem = MemorySpace;
   Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
   Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());
@@ -364,8 +242,9 @@ gemm_report gemm_lll_batched(const ExecSpace& exec, double alpha, const tlr_matr
 }
 
 /// TLR-GEMM with a dense C: C = alpha A B + beta C, C a LayoutLeft View. The portable path runs
-/// one launch in which each team walks the outer products for its C tile; the CUDA path runs
-/// cuBLAS batched calls of outer_products_per_call outer products each.
+/// one launch in which each team walks the outer products for its C tile; the specialized path
+/// (Kokkos::Cuda) runs cuBLAS batched calls of outer_products_per_call outer products each.
+/// Throws nearsparse::unsupported for implementation::specialized where there is no such path.
 template <class ExecSpace, class MemorySpace, class CView>
 void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
           const tlr_matrix<MemorySpace>& B, double beta, const CView& C,
@@ -377,51 +256,7 @@ void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
                                detail::dense_shape("C", C.extent(0), C.extent(1), A.tile()));
   const tile_grid cg(C.extent(0), C.extent(1), A.tile());
   if (cg.tile_count() == 0) return;
-  const int kt = static_cast<int>(A.tile_cols());
-  const int mt = static_cast<int>(cg.tile_rows()), groups = static_cast<int>(cg.tile_count());
-  const int ldc = static_cast<int>(C.stride(1));
-  if (detail::use_vendor<ExecSpace>(fn, options.kernel) && kt > 0) {
-    detail::vendor_operands ops;
-    ops.a = detail::tile_access::of(A);
-    ops.b = detail::tile_access::of(B);
-    int per_call = options.outer_products_per_call;
-    if (per_call == 0) {
-      const std::size_t one = detail::vendor_lld_work_doubles(ops, groups, 1) * sizeof(double);
-      per_call = static_cast<int>(
-          std::max<std::size_t>(1, options.workspace_bytes / std::max<std::size_t>(1, one)));
-    }
-    per_call = std::min(per_call, kt);
-    std::vector<detail::vendor_launch> launches;
-    for (int k0 = 0; k0 < kt; k0 += per_call) {
-      detail::vendor_launch l;
-      const int k1 = std::min(kt, k0 + per_call);
-      l.pairs_per_group = k1 - k0;
-      l.beta = k0 == 0 ? beta : 1.0;
-      for (int g = 0; g < groups; ++g) {
-        l.c_tile.push_back(g);
-        const int i = g % mt, j = g / mt;
-        for (int k = k0; k < k1; ++k) {
-          l.a_tile.push_back(static_cast<int>(A.tile_index(i, k)));
-          l.b_tile.push_back(static_cast<int>(B.tile_index(k, j)));
-        }
-      }
-      launches.push_back(std::move(l));
-    }
-    detail::run_lld_vendor(exec, A, B, alpha, C.data(), ldc, static_cast<int>(C.extent(0)),
-                           static_cast<int>(C.extent(1)), launches);
-    return;
-  }
-  detail::product_pairs<typename ExecSpace::memory_space> pairs;
-  pairs.outer = true;
-  pairs.k_begin = 0;
-  pairs.k_end = kt;
-  pairs.mt_a = static_cast<int>(A.tile_rows());
-  pairs.mt_b = static_cast<int>(B.tile_rows());
-  pairs.mt_c = mt;
-  pairs.groups_outer = groups;
-  detail::run_lld_portable(exec, detail::tile_access::of(A), detail::tile_access::of(B), pairs,
-                           alpha, beta, C.data(), ldc, static_cast<int>(C.extent(0)),
-                           static_cast<int>(C.extent(1)), mt, options.workspace_bytes);
+  detail::dispatch_gemm_dense(exec, alpha, detail::lld_operands::of(A, B, C), beta, options);
 }
 
 /// TLR-GEMM with a TLR C: C = alpha A B + beta C, each of the nt outer products recompressed
@@ -440,9 +275,7 @@ gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpa
              sc = detail::shape_of("C", C);
   detail::check_product_shapes(fn, sa, sb, sc);
   detail::check_lowrank_targets(fn, sa, sb, sc);
-  if (options.kernel == kernel_choice::vendor)
-    throw unsupported(nearsparse::detail::concat(
-        fn, ": a TLR C has no vendor path (the recompression runs in the portable kernel)"));
+  detail::take_no_specialized_lll<ExecSpace>(fn, options);
   using mem = MemorySpace;
   Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
   Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());

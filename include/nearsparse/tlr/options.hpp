@@ -1,6 +1,8 @@
 #pragma once
-// Options of the TLR compression and products, and the checks that turn a bad value into an error
-// naming it.
+// Options of the TLR compression, products and batched SVD, the reports they fill, and the checks
+// that turn a bad value into an error naming it.
+
+#include <nearsparse/core/implementation.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +44,9 @@ struct compression_options {
   std::uint64_t seed = 20181;
   /// Bound on the workspace of one launch; tiles are compressed in as many launches as it takes.
   std::size_t workspace_bytes = std::size_t(1) << 30;
+  /// Compression runs in the portable kernels on every backend: `specialized` throws
+  /// nearsparse::unsupported.
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 
 /// What a compression made.
@@ -57,20 +62,15 @@ struct compression_report {
   std::size_t compressed_bytes = 0, dense_bytes = 0;
 };
 
-enum class kernel_choice {
-  /// The vendor path (cuBLAS batched GEMM) on Kokkos::Cuda, the portable kernels elsewhere.
-  automatic,
-  /// The Kokkos team-policy kernels on every backend.
-  portable,
-  /// The vendor path; an error where it is not compiled in.
-  vendor,
-};
-
 struct gemm_options {
   /// Truncation of the recompression in products with a TLR C.
   truncation trunc{1e-10, -1};
-  kernel_choice kernel = kernel_choice::automatic;
-  /// Outer products gathered into one batched call by the vendor path of the dense-C product:
+  /// automatic: the specialized path (cuBLAS batched GEMM) for products into a dense C on
+  /// Kokkos::Cuda with device memory, the portable kernels elsewhere; portable: the Kokkos
+  /// team-policy kernels; specialized: cuBLAS, nearsparse::unsupported where it is not there (and
+  /// always for a TLR C, whose recompression runs in the portable kernels only).
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
+  /// Outer products gathered into one batched call by the specialized path of the dense-C product:
   /// 1 is one call per outer product (nt calls); 0 chooses the most that workspace_bytes allows,
   /// which reads and writes C fewer times.
   int outer_products_per_call = 0;
@@ -87,8 +87,37 @@ struct gemm_report {
   double dropped = 0;
 };
 
-std::string to_string(compression_method method);
-std::string to_string(kernel_choice kernel);
+/// Options of the batched SVD (batched_svd.hpp).
+struct batched_svd_options {
+  /// automatic: cuSOLVER gesvdjBatched on Kokkos::Cuda with device memory for shapes where it
+  /// pays (m, n <= 32 and min(m, n) >= 24), the portable kernel otherwise; portable: the portable
+  /// kernel; specialized: cuSOLVER for every shape it takes (m, n <= 32), nearsparse::unsupported
+  /// where it is not there or the shape does not fit.
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
+  /// Jacobi sweeps before a matrix counts as not converged.
+  int max_sweeps = 100;
+  /// Bound on the workspace of one launch of the portable kernel.
+  std::size_t workspace_bytes = std::size_t(1) << 30;
+};
+
+/// What a batched SVD did.
+struct batched_svd_report {
+  /// The path taken: "portable" or "cusolver gesvdjBatched".
+  std::string kernel;
+  /// Matrices whose Jacobi iteration stopped at max_sweeps (their results are still returned).
+  std::size_t not_converged = 0;
+  /// The most sweeps any matrix took (portable path; cuSOLVER does not report it: -1).
+  int max_sweeps_used = -1;
+};
+
+/// "randomized", "svd".
+const char* to_string(compression_method method);
+
+/// Parses the names above (case-insensitive); throws nearsparse::invalid_argument naming
+/// `function` and `argument` and listing the accepted names otherwise.
+compression_method parse_compression_method(
+    const std::string& name, const char* function = "nearsparse::tlr::parse_compression_method",
+    const char* argument = "method");
 
 namespace detail {
 /// Throws nearsparse::invalid_argument naming the field unless the options are valid for a matrix

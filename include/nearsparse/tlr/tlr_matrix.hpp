@@ -3,7 +3,7 @@
 // column may be smaller), each tile either dense or low rank, U V^T, with its own rank up to
 // max_rank.
 //
-// Storage is batched and strided so that one kernel launch (or one vendor batched call) can walk
+// Storage is batched and strided so that one kernel launch (or one batched cuBLAS call) can walk
 // every tile:
 //   u(), v()   tile x max_rank x tile_count, column-major per tile (LayoutLeft): tile t's U is the
 //              column-major tile x max_rank matrix at u().data() + t * tile * max_rank, leading

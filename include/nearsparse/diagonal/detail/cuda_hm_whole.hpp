@@ -2,8 +2,8 @@
 // The CUDA specialization of a whole HM product C = op(A) op(B) (src/diagonal/cuda_hm_whole.cpp):
 // one kernel launch after the host's symbolic phase, with no plan on the device.
 //
-// A small whole product is mostly fixed costs: on an H100 a pageable copy takes 3 us of host
-// time and a Kokkos launch 5.4 us, and each dependent step on the stream adds its latency. Here
+// A small whole product is mostly fixed costs: each pageable copy and each Kokkos launch costs
+// host time, and each dependent step on the stream adds its latency. Here
 // C's structure (offsets and starts, at most cuda_hm_whole_max_diagonals of them) travels in the
 // kernel's parameters, and each block finds the pairs of diagonals meeting on its chunk itself,
 // from A's and B's device offsets: one binary search in B per diagonal of A, done by the block's

@@ -4,8 +4,8 @@
 //
 // The output-stationary kernel reads two n-long vectors for every pair of diagonals of A and B,
 // (2w + 1)^2 of them for two bands of half-band w, and nothing keeps them between the blocks that
-// share a segment of A: on an H100 it is bound by L2 bandwidth at two loads per multiply-add. When
-// the operands fill most of their diagonal range (bands), the product is an ordinary dense one
+// share a segment of A: it is bound by L2 bandwidth at two loads per multiply-add. When the
+// operands fill most of their diagonal range (bands), the product is an ordinary dense one
 // restricted to a band, and dense tiles do it the way a GEMM does: a block computes a 64 x 64 tile
 // of C, staging 16-wide slices of A and B (zeros where no diagonal is stored) in a ring of four
 // shared-memory stages that asynchronous copies (cp.async) fill three slices ahead, so that the
@@ -52,13 +52,16 @@ hm_band_range hm_band_range_of(const std::vector<int>& stored_offsets, bool tran
 double hm_band_tile_work(int m, int k, int n, const hm_band_range& a, const hm_band_range& b,
                          const hm_band_range& c);
 
-/// Whether the band tiles pay for a product of `multiply_adds` multiply-adds: the operands fill
-/// at least half of their ranges, the ranges fit in shared memory, the product is large enough
-/// for the tiles' fixed cost, and the tiles do at most hm_band_max_waste times the multiply-adds
-/// the output-stationary kernel does. On an H100 in double the tiles did about 18 times as many
-/// multiply-adds per second (half-band 100, n = 10240: 760 M in 98 us against 414 M in 936 us;
-/// perf/RESULTS.md), at half-band 20 (7.9 times the work) 1.7 times as fast, and at n = 1024,
-/// half-band 15 (1 M multiply-adds, where a call is mostly its launch) 1.3 times as fast.
+/// Whether the band kernel can run a product with these ranges: each holds a diagonal, and the
+/// three span at most hm_band_max_range offsets together.
+bool hm_band_tiles_fit(const hm_band_range& a, const hm_band_range& b, const hm_band_range& c);
+
+/// Whether the band tiles pay for a product of `multiply_adds` multiply-adds: the ranges fit,
+/// the operands fill at least half of their ranges, the product is large enough for the tiles'
+/// fixed cost (hm_band_min_multiply_adds: below it a call is mostly its launch), and the tiles do
+/// at most hm_band_max_waste times the multiply-adds the output-stationary kernel does. The tiles
+/// do many times the output-stationary kernel's multiply-adds per second, so some waste still
+/// pays; where the two limits sit is measured in perf/RESULTS.md (diag/banded).
 inline constexpr double hm_band_max_waste = 12;
 inline constexpr double hm_band_min_multiply_adds = 1 << 19;
 bool hm_band_tiles_pay(int m, int k, int n, const hm_band_range& a, const hm_band_range& b,
@@ -81,7 +84,7 @@ struct cuda_hm_band_args {
   const Scalar* b_values = nullptr;
   Scalar* c_values = nullptr;
   Scalar alpha = 1, beta = 0;  // C = alpha op(A) op(B) + beta C; beta = 0 does not read C
-  bool tensor_cores = true;    // false: the FMA form even where the tensor cores run (tests)
+  bool tensor_cores = true;    // false: the FMA form even where the tensor cores run
   // For a C that stores every diagonal of its range (c.offsets and c.starts are then not read):
   // where the kernel writes C's device offsets and starts, so a whole product copies nothing.
   int* c_offsets_out = nullptr;

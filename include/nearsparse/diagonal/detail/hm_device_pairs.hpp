@@ -32,9 +32,9 @@ struct hm_device_pairs {
   bool a_transposed = false, b_transposed = false;
 };
 
-/// Plans of at most this many 8-byte words are built on the host and copied in one transfer.
-/// On an H100 a small pageable copy took 2.9 us of host time and a kernel launch 5.4 us, and the
-/// host writes a few hundred pairs in less than the difference.
+/// Plans of at most this many 8-byte words are built on the host and copied in one transfer: a
+/// small pageable copy costs less host time than a kernel launch, and the host writes a few
+/// hundred pairs in less than the difference (perf/RESULTS.md, diag/structured, hm_plan_build).
 inline constexpr std::size_t hm_small_plan_words = 2048;
 
 static_assert(sizeof(hm_pair) == 4 * sizeof(index_type), "hm_pair packs into four words");

@@ -1,11 +1,9 @@
 #pragma once
 // The symbolic phase of an HM product on the device (detail/hm_symbolic.hpp has the host's).
 //
-// For scattered diagonals the host visits every pair of diagonals of A and B; on the GPU
-// machine's virtual host that cost 8-16 ns a pair (0.07 ms for 89 x 75 diagonals, 1.4 ms for
-// 500 x 500), and a plan then copied C's arrays back up for its kernels (perf/RESULTS.md). Here
-// two kernels over the same partition of the offsets C can have (its range) find C's structure
-// where the kernels read it:
+// For scattered diagonals the host visits every pair of diagonals of A and B, and a plan then
+// copies C's arrays up for its kernels. Here two kernels over the same partition of the offsets
+// C can have (its range) find C's structure where the kernels read it:
 //  1. counting: one thread per offset c merges A's logical offsets (upwards) with B's
 //     (downwards) and counts the pairs meeting on c and their multiply-adds (every entry is
 //     written once, so nothing needs clearing and no atomics are needed); each team also leaves
@@ -14,9 +12,8 @@
 //     per thread in order, and writes each diagonal of C (its offset, first pair, value and
 //     chunk) to device memory for the plan and to memory the host reads (pinned on CUDA) for C's
 //     host arrays. Neighbouring threads take neighbouring offsets, so the loads and the stores
-//     to pinned memory are coalesced: a first version walked the range with one team whose
-//     threads each took a run of offsets, and its strided, dependent loads made the pass slower
-//     than the host's on every product of Table 1 (perf/RESULTS.md, session 26).
+//     to pinned memory are coalesced (a team whose threads each took a run of offsets would
+//     make strided, dependent loads).
 // The host waits once, then copies C's arrays out. The result equals the host pass's exactly
 // (unit_tests/diagonal/test_hm_product.cpp compares every array).
 
@@ -33,11 +30,11 @@
 namespace nearsparse::diagonal::detail {
 
 /// The device pass runs for scattered diagonals (not two full bands, whose host pass is closed
-/// form) from this many pairs on. Below it the host pass costs less: the device pass takes about
-/// 35 us whatever the size (two launches, a wait for reused storage, the final wait), the host's
-/// 7-13 ns a pair on the GPU machine's host (perf/RESULTS.md, session 26: 27 against 41 us at
-/// 2065 pairs, 68 against 57 us at 6675). Near the threshold the device pass also spares a plan
-/// the upload of C's arrays (at 4425 pairs the passes alone took 42 and 52 us).
+/// form) from this many pairs on. Below it the host pass costs less: the device pass has a fixed
+/// cost (two launches, a wait for reused storage, the final wait) whatever the size, the host's
+/// grows with the pairs. Near the threshold the device pass also spares a plan the upload of C's
+/// arrays. The crossing is measured in perf/RESULTS.md (diag/structured, hm_symbolic and
+/// hm_symbolic_device).
 inline constexpr double hm_device_symbolic_min_pairs = 4096;
 /// Most diagonals A and B may have together: the counting kernel keeps their offsets in team
 /// scratch (4 bytes each, 32 KB).
@@ -181,14 +178,15 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
                                        const Kokkos::View<int*, Mem>& b_offsets,
                                        hm_device_symbolic<Mem>& out) {
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "hm_symbolic_device: the execution space cannot reach the offsets' memory");
+                "nearsparse::diagonal::hm_symbolic_device: the execution space cannot reach the "
+                "offsets' memory");
   hm_symbolic_product s = hm_symbolic_frame(function, a, b);
   const int m = s.rows, k = s.inner, n = s.cols, c_lo = s.c_lo, range = s.c_range;
   const int na = int(a_offsets.extent(0)), nb = int(b_offsets.extent(0));
   const bool ta = a.operation == op::transpose, tb = b.operation == op::transpose;
   constexpr bool host = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-  // 128 threads a team on a GPU: the ranges of Table 1 (8000-20000 offsets) then spread over
-  // 60-160 teams.
+  // 128 threads a team on a GPU: the ranges of the published structured cases (8000-20000
+  // offsets) then spread over 60-160 teams.
   const hm_symbolic_partition part = hm_symbolic_partition::of(range, host ? 1 : 128);
   const int threads = part.threads, rounds = part.rounds, teams = part.teams;
   const int per_team = part.per_team();

@@ -14,9 +14,13 @@
 // over the team once and added to eta with one atomic per team and column.
 // Host form: one thread per team of consecutive rows, the r loop innermost over a scratch row
 // of accumulators, so the compiler vectorizes across the block's columns.
+//
+// This header holds the portable kernel; detail/aug_spmmv.hpp holds the dispatch that picks it or
+// a backend's specialized kernel.
 
+#include <nearsparse/core/implementation.hpp>
+#include <nearsparse/kpm/chebyshev_moments.hpp>
 #include <nearsparse/kpm/crs.hpp>
-#include <nearsparse/kpm/detail/cuda_aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -28,6 +32,16 @@ namespace nearsparse::kpm::detail {
 
 struct aug_coefficients {
   double alpha = 1, beta = 0, gamma = 0;
+};
+
+/// What the dispatch of one augmented SpMMV needs besides the data: the public entry point (for
+/// errors), the implementation choice, the CUDA kernel's tuning and the matrix's stencil period
+/// (row_period.hpp; 0: none), which aug_period() fills in where the chosen kernel uses it.
+struct aug_settings {
+  const char* function = "nearsparse::kpm::aug_spmmv";
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
+  cuda_tuning tuning;
+  int period = 0;
 };
 
 template <class Exec, class Rows, class In, class Out, class Eta, bool Dots, bool OnHost>
@@ -143,54 +157,16 @@ inline aug_launch gpu_launch_shape(int R, int row_count) {
   return {vl, ts, rows_per_team};
 }
 
-/// See the file comment. `in` and `out` are rank-2 Views with H's columns' worth of rows (in) and
-/// at least row_end rows (out), R columns each; eta is (2 * steps) x R, or empty when !dots. On
-/// Kokkos::Cuda the CUDA kernel runs when `allow_cuda` and the data fit it (row-major blocks,
-/// int indices, R <= 128), with `period` the matrix's stencil period (row_period.hpp; 0: none);
-/// the portable kernel otherwise.
+/// The portable form of the kernel (see the file comment) on any execution space. `in` and `out`
+/// are rank-2 Views with H's columns' worth of rows (in) and at least row_end rows (out), R
+/// columns each; eta is (2 * steps) x R, or empty when !dots.
 template <class Exec, class Rows, class In, class Out, class Eta>
-void aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_begin, int row_end,
-               const In& in, const Out& out, aug_coefficients c, bool dots, const Eta& eta,
-               int step, bool allow_cuda = true, int period = 0) {
+void portable_aug_spmmv(const Exec& exec, const char* label, const Rows& rows, int row_begin,
+                        int row_end, const In& in, const Out& out, aug_coefficients c, bool dots,
+                        const Eta& eta, int step) {
   const int R = int(in.extent(1));
   const int count = row_end - row_begin;
   if (count <= 0 || R == 0) return;
-#ifdef KOKKOS_ENABLE_CUDA
-  if constexpr (std::is_same_v<Exec, Kokkos::Cuda> && Rows::int_indices) {
-    using scalar = typename Rows::scalar_type;
-    const bool row_major =
-        (in.extent(0) <= 1 || in.stride(0) == std::size_t(R)) && in.stride(1) == 1 &&
-        (out.extent(0) <= 1 || out.stride(0) == std::size_t(R)) && out.stride(1) == 1;
-    const bool eta_ok = !dots || eta.stride(1) == 1;
-    if (allow_cuda && row_major && eta_ok && R <= cuda_aug_max_columns) {
-      cuda_aug_args a;
-      if constexpr (Rows::is_sell) {
-        a.chunk_offsets = rows.chunk_offsets.data();
-        a.chunk_lengths = rows.chunk_lengths.data();
-        a.chunk_height = rows.chunk_height;
-      } else {
-        a.row_map = reinterpret_cast<const int*>(rows.row_map.data());
-      }
-      a.columns = reinterpret_cast<const int*>(rows.columns_data());
-      a.values = rows.values.data();
-      a.complex_values = !std::is_same_v<scalar, double>;
-      a.in = in.data();
-      a.out = out.data();
-      a.R = R;
-      a.row_begin = row_begin;
-      a.row_end = row_end;
-      a.alpha = c.alpha;
-      a.beta = c.beta;
-      a.gamma = c.gamma;
-      a.eta = dots ? eta.data() : nullptr;
-      a.eta_ld = dots ? int(eta.stride(0)) : 0;
-      a.step = step;
-      a.period = period;
-      cuda_aug_spmmv(exec, a);
-      return;
-    }
-  }
-#endif
   constexpr bool on_host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   if constexpr (on_host) {
     const int rows_per_team = 64;

@@ -56,7 +56,8 @@ class copy_channel {
   void copy(void* dst, const void* src, std::size_t bytes) {
     static_assert(Kokkos::SpaceAccessibility<ExecA, Kokkos::HostSpace>::accessible &&
                       Kokkos::SpaceAccessibility<ExecB, Kokkos::HostSpace>::accessible,
-                  "nearsparse::kpm split runs pair a CUDA first part or two host parts");
+                  "nearsparse::kpm::split_moments: a split pairs a CUDA first part "
+                  "with a host part, or two host parts");
     if (bytes > 0) std::memcpy(dst, src, bytes);
   }
   ExecA a_;

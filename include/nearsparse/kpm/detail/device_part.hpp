@@ -5,7 +5,7 @@
 
 #include <nearsparse/kpm/crs.hpp>
 #include <nearsparse/kpm/detail/aligned_block.hpp>
-#include <nearsparse/kpm/detail/aug_kernel.hpp>
+#include <nearsparse/kpm/detail/aug_spmmv.hpp>
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 #include <nearsparse/kpm/detail/partition.hpp>
 #include <nearsparse/kpm/detail/start_vectors.hpp>
@@ -67,15 +67,17 @@ struct device_part {
   std::vector<int> send_offsets;       // P + 1
   std::vector<int> recv_offsets;       // P + 1
   Kokkos::View<double**, Kokkos::LayoutRight, mem> eta;
+  aug_settings settings;  ///< the kernel dispatch's choice, for every step
 
   device_part(const Exec& e, const local_part<Scalar>& p, int vectors, int steps,
-              std::uint64_t seed)
+              std::uint64_t seed, const aug_settings& kernel_settings)
       : exec(e),
         n_local(p.n_local),
         n_halo(p.n_halo),
         n_send_rows(p.n_send_rows),
         R(vectors),
-        recv_offsets(p.recv_offsets) {
+        recv_offsets(p.recv_offsets),
+        settings(kernel_settings) {
     h = to_device<Scalar>(exec, p.matrix);
     const auto total = std::size_t(n_local + n_halo);
     first = aligned_block<Scalar, BlockMem>("nearsparse::kpm::V", total, std::size_t(R));
@@ -120,7 +122,7 @@ struct device_part {
     const aug_coefficients c = step == 0 ? aug_coefficients{s.a, -s.a * s.b, 0.0}
                                          : aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0};
     aug_spmmv(exec, "nearsparse::kpm::aug_spmmv", rows_of(h), row_begin, row_end, from, to, c, true,
-              eta, step);
+              eta, step, settings);
   }
 
   /// send_buffer(k, :) = out(send_index(k), :).

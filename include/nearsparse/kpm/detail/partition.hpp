@@ -46,16 +46,17 @@ inline int owner_of(const std::vector<std::int64_t>& bounds, std::int64_t g) {
   return int(std::upper_bound(bounds.begin(), bounds.end(), g) - bounds.begin()) - 1;
 }
 
-/// Stage one: the halo of part `self` from its rows (global columns).
+/// Stage one: the halo of part `self` from its rows (global columns). `function` names the entry
+/// point in errors.
 template <class Scalar>
 local_part<Scalar> localize(host_crs<Scalar> rows, const std::vector<std::int64_t>& bounds,
-                            int self) {
+                            int self, const char* function) {
   local_part<Scalar> p;
   p.self = self;
   p.parts = int(bounds.size()) - 1;
   p.row_begin = bounds[std::size_t(self)];
   p.row_end = bounds[std::size_t(self) + 1];
-  require(rows.rows == p.row_end - p.row_begin, "nearsparse::kpm::partition", "rows",
+  require(rows.rows == p.row_end - p.row_begin, function, "rows",
           nearsparse::detail::concat("holds ", rows.rows, " rows for the range [", p.row_begin,
                                      ", ", p.row_end, ")"));
   p.n_local = int(rows.rows);
@@ -125,13 +126,16 @@ void finalize(local_part<Scalar>& p, const std::vector<std::vector<std::int64_t>
 
 /// Row bounds for weights w_p (non-negative, not all zero): part p gets about w_p / sum w of the
 /// rows, in multiples of `granule` rows (4 orbitals of a site, say) where the sizes allow.
+/// Errors name `function` and `argument` (the weights).
 inline std::vector<std::int64_t> split_rows(std::int64_t rows, const std::vector<double>& weights,
-                                            std::int64_t granule = 1) {
+                                            std::int64_t granule, const char* function,
+                                            const char* argument) {
   double total = 0;
   for (double w : weights) total += w;
   require(total > 0 && std::all_of(weights.begin(), weights.end(),
                                    [](double w) { return w >= 0 && std::isfinite(w); }),
-          "nearsparse::kpm::split_rows", "weights", "must be finite, non-negative, not all zero");
+          function, argument,
+          "must be finite and non-negative on every part, and not zero on all of them");
   std::vector<std::int64_t> b(weights.size() + 1, 0);
   double acc = 0;
   for (std::size_t p = 0; p < weights.size(); ++p) {

@@ -5,9 +5,8 @@
 // 40-site z lines of 4 orbitals. The CUDA kernel gives each block chunks of consecutive rows whose
 // length divides the period (cuda_aug_spmmv.hpp): the rows a block walks one after another share
 // their near neighbours in L1, and the chunks that read the same far neighbours run at the same
-// phase. On an H100 at R = 32 that took a step from 1.67 to 1.54 ms; in a standalone copy of the
-// kernel, chunks whose length does not divide the period took 1.85-2.0 ms against 1.56 ms for
-// one-window chunks, which is why the period is found, not guessed.
+// phase. Chunks whose length does not divide the period are slower than chunks of one window,
+// which is why the period is found, not guessed (perf/RESULTS.md, kpm/step).
 
 #include <nearsparse/kpm/detail/matrix_rows.hpp>
 

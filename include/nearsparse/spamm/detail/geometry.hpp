@@ -11,7 +11,7 @@
 
 #include <cstddef>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 inline constexpr int block_pad = 128;
 
@@ -35,7 +35,7 @@ struct geometry {
 
 /// Device pointers and parameters of one multiplication, independent of the user's View types.
 struct multiply_problem {
-  spamm_precision precision = spamm_precision::fp32;
+  spamm::precision precision = spamm::precision::fp32;
   geometry geo;
   const void* a = nullptr;          ///< packed A, mp x kp
   const void* b = nullptr;          ///< packed B^T, np x kp
@@ -45,4 +45,4 @@ struct multiply_problem {
   int stride = 1;  ///< load-balance stride s
 };
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

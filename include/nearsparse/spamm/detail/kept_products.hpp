@@ -14,7 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 template <class MemorySpace>
 using work_matrix = Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace>;
@@ -134,8 +134,9 @@ struct found_tau {
 
 /// Norm products up to which an automatic search on a device runs in one launch
 /// (search_tau_in_one_team) rather than with a launch and a wait per count: 2^19, through
-/// N = 4096 with tiles of 64. On an H100 the one-launch search took 0.13-0.69x the time of the
-/// other up to N = 4096 and 1.8x at N = 8192 (perf/RESULTS.md, session 26, section 3).
+/// N = 4096 with tiles of 64. Below it the launch and the wait that every count of the other
+/// search costs outweigh counting with one team; above it one team's counts are slower than the
+/// whole device's (see perf/RESULTS.md, spamm_search).
 inline constexpr double one_team_search_max_products = 524288.0;
 
 /// sorted(k * NT + p) = the p-th largest of row k of B's norm map (ties in column order), for
@@ -173,7 +174,7 @@ void sort_norm_rows(const ExecSpace& exec, const norm_map<Mem>& b_norms,
 template <class ExecSpace, class Mem>
 void search_tau_in_one_team(const ExecSpace& exec, const norm_map<Mem>& a_norms, int nt,
                             const Kokkos::View<double*, Mem>& sorted_b, double target,
-                            const spamm_search_options& search,
+                            const search_options& search,
                             const Kokkos::View<std::int64_t*, Mem>& words) {
   const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
   const int rows = mt * kt;
@@ -270,4 +271,4 @@ kept_list<Mem> list_kept(const ExecSpace& exec, const norm_map<Mem>& a_norms,
   return out;
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -3,17 +3,19 @@
 // group of output tiles (s x s tiles at equal strides, the load balance of section 3.5.1). The
 // team lists the kept k of its tile in scratch (the bitmap compacted into map_offset of
 // Algorithm 2); each thread then forms its elements of C = alpha * sum + beta * C over the kept
-// tile products, one partial sum per tile of k. The CUDA kernels overload `multiply` on
-// Kokkos::Cuda.
+// tile products, one partial sum per tile of k. The CUDA kernels overload the dispatch,
+// `multiply`, on Kokkos::Cuda.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
+#include <nearsparse/spamm/options.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 template <class Format, class ExecSpace, class CView>
 void multiply_impl(const ExecSpace& exec, const multiply_problem& p,
@@ -92,33 +94,44 @@ void multiply_portable(const ExecSpace& exec, const multiply_problem& p,
               [&](auto fmt) { multiply_impl<decltype(fmt)>(exec, p, alpha, beta, c); });
 }
 
-/// The multiplication on any backend; Kokkos::Cuda has an overload of its own, which takes the
-/// wgmma kernel where it can when `hopper` is set.
+/// The multiplication dispatch: C = alpha * A * B + beta * C over the kept tile products of
+/// `p`, on the code opt.implementation asks for. This template runs the portable kernel (and
+/// refuses implementation::specialized); a backend with kernels of its own overloads it on its
+/// execution space. `function` is the public entry point named in errors.
 template <class ExecSpace, class CView>
-void multiply(const ExecSpace& exec, const multiply_problem& p,
-              typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
-              const CView& c, bool /*hopper*/ = true) {
+void multiply(const ExecSpace& exec, const char* function, const options& opt,
+              const multiply_problem& p, typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  nearsparse::detail::take_specialized_none<ExecSpace>(function, opt.implementation);
   multiply_portable(exec, p, alpha, beta, c);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-/// CUDA kernels on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1].
-/// `hopper`: take the wgmma kernel where it can run (see spamm_kernel).
-void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   float* c, std::size_t s0, std::size_t s1, bool hopper);
-void cuda_multiply(const Kokkos::Cuda& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1, bool hopper);
+/// Whether the CUDA kernels run this product (src/spamm/cuda_multiply.cpp): false for
+/// implementation::portable, true for automatic and specialized.
+bool cuda_multiply_taken(const Kokkos::Cuda& exec, const char* function, const options& opt);
 
-/// CUDA kernels: on compute capability 9.0, wgmma for tf32, fp16 and bf16 with tiles of 64 and
-/// 128; otherwise tensor cores through mma.sync for fp64, tf32, fp16 and bf16, and
+/// The CUDA kernels on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1]. On a
+/// compute capability 9.0 GPU, wgmma for tf32, fp16 and bf16 with tiles of 64 and 128 when
+/// opt.wgmma is set; otherwise tensor cores through mma.sync for fp64, tf32, fp16 and bf16, and
 /// register-blocked FMA for fp32.
+void cuda_multiply(const Kokkos::Cuda& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, float* c, std::size_t s0, std::size_t s1);
+void cuda_multiply(const Kokkos::Cuda& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, double* c, std::size_t s0, std::size_t s1);
+
+/// On CUDA: the CUDA kernels, or the portable kernel for implementation::portable.
 template <class CView>
-void multiply(const Kokkos::Cuda& exec, const multiply_problem& p,
-              typename CView::non_const_value_type alpha, typename CView::non_const_value_type beta,
-              const CView& c, bool hopper = true) {
-  cuda_multiply(exec, p, static_cast<double>(alpha), static_cast<double>(beta), c.data(),
-                c.stride(0), c.stride(1), hopper);
+void multiply(const Kokkos::Cuda& exec, const char* function, const options& opt,
+              const multiply_problem& p, typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  if (cuda_multiply_taken(exec, function, opt)) {
+    cuda_multiply(exec, opt, p, static_cast<double>(alpha), static_cast<double>(beta), c.data(),
+                  c.stride(0), c.stride(1));
+  } else {
+    multiply_portable(exec, p, alpha, beta, c);
+  }
 }
 #endif
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -1,16 +1,18 @@
 #pragma once
 // The get-norm kernel (section 3.2 of the cuSpAMM paper): the Frobenius norm of every tile of a
-// packed operand, one team per tile with a team reduction. The CUDA specialization (warp
-// shuffles; tensor cores for fp16) overloads compute_norms on Kokkos::Cuda.
+// packed operand, one team per tile with a team reduction. The CUDA kernels (warp shuffles;
+// tensor cores for fp16) overload the dispatch, compute_norms, on Kokkos::Cuda.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
+#include <nearsparse/spamm/options.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 template <class MemorySpace>
 using norm_map = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
@@ -67,9 +69,9 @@ void compute_norms_impl(const ExecSpace& exec, const void* packed, const geometr
       });
 }
 
-/// Norms of every tile of one packed operand, on any backend.
+/// Norms of every tile of one packed operand with the portable kernel, on any backend.
 template <class ExecSpace>
-void compute_norms_portable(const ExecSpace& exec, spamm_precision precision, const void* packed,
+void compute_norms_portable(const ExecSpace& exec, spamm::precision precision, const void* packed,
                             const geometry& geo, operand which,
                             const norm_map<typename ExecSpace::memory_space>& norms) {
   with_format(precision, [&](auto fmt) {
@@ -77,19 +79,25 @@ void compute_norms_portable(const ExecSpace& exec, spamm_precision precision, co
   });
 }
 
-/// The get-norm kernel on any backend; Kokkos::Cuda has an overload of its own.
+/// The get-norm dispatch: norms of every tile of one packed operand in opt.precision, on the
+/// code opt.implementation asks for. This template runs the portable kernel (and
+/// refuses implementation::specialized); a backend with kernels of its own overloads it on its
+/// execution space. `function` is the public entry point named in errors.
 template <class ExecSpace>
-void compute_norms(const ExecSpace& exec, spamm_precision precision, const void* packed,
-                   const geometry& geo, operand which,
+void compute_norms(const ExecSpace& exec, const char* function, const options& opt,
+                   const void* packed, const geometry& geo, operand which,
                    const norm_map<typename ExecSpace::memory_space>& norms) {
-  compute_norms_portable(exec, precision, packed, geo, which, norms);
+  nearsparse::detail::take_specialized_none<ExecSpace>(function, opt.implementation);
+  compute_norms_portable(exec, opt.precision, packed, geo, which, norms);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
-/// CUDA get-norm kernel: one block per tile, 16-byte loads, warp-shuffle reduction; for fp16
-/// the sum of squares runs on the tensor cores (section 3.2, equations 3-4).
-void compute_norms(const Kokkos::Cuda& exec, spamm_precision precision, const void* packed,
-                   const geometry& geo, operand which, const norm_map<Kokkos::CudaSpace>& norms);
+/// On CUDA (src/spamm/cuda_norms.cpp): one block per tile, 16-byte loads, warp-shuffle
+/// reduction; for fp16 the sum of squares runs on the tensor cores (section 3.2, equations 3-4).
+/// implementation::portable takes the portable kernel.
+void compute_norms(const Kokkos::Cuda& exec, const char* function, const options& opt,
+                   const void* packed, const geometry& geo, operand which,
+                   const norm_map<Kokkos::CudaSpace>& norms);
 #endif
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

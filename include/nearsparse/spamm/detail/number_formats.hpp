@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 KOKKOS_INLINE_FUNCTION std::uint32_t bits_of(float x) {
   std::uint32_t u;
@@ -78,11 +78,11 @@ KOKKOS_INLINE_FUNCTION float round_to_tf32(float x) {
 
 /// Storage and arithmetic of one precision: `storage` is what the packed operands hold,
 /// `accumulate` what products are summed in. encode rounds a value to the input format.
-template <spamm_precision P>
+template <spamm::precision P>
 struct format;
 
 template <>
-struct format<spamm_precision::fp64> {
+struct format<spamm::precision::fp64> {
   using storage = double;
   using accumulate = double;
   KOKKOS_INLINE_FUNCTION static storage encode(double x) { return x; }
@@ -90,7 +90,7 @@ struct format<spamm_precision::fp64> {
 };
 
 template <>
-struct format<spamm_precision::fp32> {
+struct format<spamm::precision::fp32> {
   using storage = float;
   using accumulate = float;
   KOKKOS_INLINE_FUNCTION static storage encode(double x) { return static_cast<float>(x); }
@@ -98,7 +98,7 @@ struct format<spamm_precision::fp32> {
 };
 
 template <>
-struct format<spamm_precision::tf32> {
+struct format<spamm::precision::tf32> {
   using storage = float;
   using accumulate = float;
   KOKKOS_INLINE_FUNCTION static storage encode(double x) {
@@ -108,7 +108,7 @@ struct format<spamm_precision::tf32> {
 };
 
 template <>
-struct format<spamm_precision::fp16> {
+struct format<spamm::precision::fp16> {
   using storage = std::uint16_t;
   using accumulate = float;
   KOKKOS_INLINE_FUNCTION static storage encode(double x) {
@@ -118,7 +118,7 @@ struct format<spamm_precision::fp16> {
 };
 
 template <>
-struct format<spamm_precision::bf16> {
+struct format<spamm::precision::bf16> {
   using storage = std::uint16_t;
   using accumulate = float;
   KOKKOS_INLINE_FUNCTION static storage encode(double x) {
@@ -128,12 +128,12 @@ struct format<spamm_precision::bf16> {
 };
 
 /// Bytes of one packed element.
-inline int storage_bytes(spamm_precision p) {
+inline int storage_bytes(spamm::precision p) {
   switch (p) {
-    case spamm_precision::fp64:
+    case spamm::precision::fp64:
       return 8;
-    case spamm_precision::fp32:
-    case spamm_precision::tf32:
+    case spamm::precision::fp32:
+    case spamm::precision::tf32:
       return 4;
     default:
       return 2;
@@ -142,19 +142,38 @@ inline int storage_bytes(spamm_precision p) {
 
 /// Calls f(format<P>{}) for the run-time precision p.
 template <class F>
-decltype(auto) with_format(spamm_precision p, F&& f) {
+decltype(auto) with_format(spamm::precision p, F&& f) {
   switch (p) {
-    case spamm_precision::fp64:
-      return f(format<spamm_precision::fp64>{});
-    case spamm_precision::fp32:
-      return f(format<spamm_precision::fp32>{});
-    case spamm_precision::tf32:
-      return f(format<spamm_precision::tf32>{});
-    case spamm_precision::fp16:
-      return f(format<spamm_precision::fp16>{});
+    case spamm::precision::fp64:
+      return f(format<spamm::precision::fp64>{});
+    case spamm::precision::fp32:
+      return f(format<spamm::precision::fp32>{});
+    case spamm::precision::tf32:
+      return f(format<spamm::precision::tf32>{});
+    case spamm::precision::fp16:
+      return f(format<spamm::precision::fp16>{});
     default:
-      return f(format<spamm_precision::bf16>{});
+      return f(format<spamm::precision::bf16>{});
   }
 }
 
-}  // namespace nearsparse::detail::spamm
+/// The same format in another enumeration with the enumerators fp64, fp32, tf32, fp16 and
+/// bf16 (a vendor library's precisions, a test's): for the baselines and references that
+/// compute what a SpAMM precision computes.
+template <class Target>
+constexpr Target precision_as(spamm::precision p) {
+  switch (p) {
+    case spamm::precision::fp64:
+      return Target::fp64;
+    case spamm::precision::fp32:
+      return Target::fp32;
+    case spamm::precision::tf32:
+      return Target::tf32;
+    case spamm::precision::fp16:
+      return Target::fp16;
+    default:
+      return Target::bf16;
+  }
+}
+
+}  // namespace nearsparse::spamm::detail

@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 inline constexpr int pack_block = 32;
 
@@ -94,4 +94,4 @@ std::size_t pack_operand(const ExecSpace& exec, const SrcView& src, bool transpo
   return static_cast<std::size_t>(bad);
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

@@ -1,7 +1,7 @@
 #pragma once
 // The tau search of section 3.5.2 of the cuSpAMM paper as a state machine over any way of
 // counting kept products: one process on the host (a launch per count), one team on the device
-// (detail/kept_products.hpp: search_tau_in_one_team), and many processes (distributed_spamm_plan,
+// (detail/kept_products.hpp: search_tau_in_one_team), and many processes (distributed_plan,
 // counting over all of them) step through the same arithmetic, so the same counts give the same
 // tau.
 
@@ -9,7 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
-namespace nearsparse::detail::spamm {
+namespace nearsparse::spamm::detail {
 
 /// Searches [0, k * average], k = 1, 2, ... widened until the upper end's valid ratio is at or
 /// below the target, then bisects; the result is the tau whose ratio came closest to the target.
@@ -26,7 +26,7 @@ class tau_bisection {
         hi_(step_),
         next_(step_) {}
 
-  tau_bisection(double target, const spamm_search_options& search, double average)
+  tau_bisection(double target, const search_options& search, double average)
       : tau_bisection(target, search.max_iterations, search.max_widenings, search.tolerance,
                       average) {}
 
@@ -98,11 +98,11 @@ struct tau_found {
 
 /// The search on the host: `ratio_at(tau)` returns the valid ratio a threshold tau gives.
 template <class RatioAt>
-tau_found bisect_tau(double target, const spamm_search_options& search, double average,
+tau_found bisect_tau(double target, const search_options& search, double average,
                      RatioAt&& ratio_at) {
   tau_bisection s(target, search, average);
   while (!s.done()) s.observe(ratio_at(s.tau()));
   return {s.best(), s.evaluations()};
 }
 
-}  // namespace nearsparse::detail::spamm
+}  // namespace nearsparse::spamm::detail

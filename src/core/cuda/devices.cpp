@@ -2,6 +2,8 @@
 #include <nearsparse/core/configuration.hpp>
 #include <nearsparse/core/errors.hpp>
 
+#include "check.hpp"
+
 #include <cuda_runtime.h>
 
 namespace nearsparse {
@@ -13,18 +15,12 @@ std::vector<device_info> cuda_devices() {
     cudaGetLastError();  // clear the sticky error so later calls are not confused by it
     return {};
   }
-  if (status != cudaSuccess) {
-    throw runtime_error(detail::concat("nearsparse::cuda_devices: cudaGetDeviceCount failed: ",
-                                       cudaGetErrorString(status)));
-  }
+  detail::cuda::check(status, "nearsparse::cuda_devices", "cudaGetDeviceCount");
   std::vector<device_info> devices;
   for (int id = 0; id < count; ++id) {
     cudaDeviceProp prop{};
-    const cudaError_t s = cudaGetDeviceProperties(&prop, id);
-    if (s != cudaSuccess) {
-      throw runtime_error(detail::concat("nearsparse::cuda_devices: cudaGetDeviceProperties(", id,
-                                         ") failed: ", cudaGetErrorString(s)));
-    }
+    detail::cuda::check(cudaGetDeviceProperties(&prop, id), "nearsparse::cuda_devices",
+                        "cudaGetDeviceProperties");
     device_info d;
     d.id = id;
     d.name = prop.name;

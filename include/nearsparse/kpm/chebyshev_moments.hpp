@@ -1,6 +1,7 @@
 #pragma once
-// Options and results of a Chebyshev moment computation.
+// Options and output of a Chebyshev moment computation.
 
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/kpm/scaling.hpp>
 
 #include <cstdint>
@@ -17,27 +18,52 @@ enum class algorithm {
   aug_spmmv,  ///< Figure 5: the fused kernel over all R vectors at once, in a row-major block
 };
 
+/// "naive", "aug_spmv" or "aug_spmmv".
 const char* to_string(algorithm a);
-/// "naive", "aug_spmv" or "aug_spmmv"; throws nearsparse::invalid_argument otherwise.
-algorithm algorithm_from_string(const std::string& name);
+/// The names above (case-insensitive); throws nearsparse::invalid_argument naming `function` and
+/// `argument` and listing the accepted names otherwise.
+algorithm parse_algorithm(const std::string& name,
+                          const char* function = "nearsparse::kpm::parse_algorithm",
+                          const char* argument = "name");
 
-/// Which kernel applies the matrix: `automatic` takes the CUDA kernel on Kokkos::Cuda (row-major
-/// blocks, int indices, 2 <= R <= 128, where it measured faster) and the portable team-policy
-/// kernel elsewhere; `portable`
-/// forces the portable kernel everywhere (to check the CUDA kernel against it, or to time it).
-enum class kernel_choice { automatic, portable };
+/// Launch shape of the CUDA kernel of the augmented SpMMV (the specialized path on Kokkos::Cuda),
+/// for tuning it on another GPU. The defaults (0 or true) are the automatic choices; the portable
+/// kernel ignores these fields. Checked by every moment entry point.
+struct cuda_tuning {
+  /// Rows in each chunk a thread block walks (rounded to whole windows of the block's rows); 0:
+  /// the most windows, up to 512 rows, whose rows divide the matrix's stencil period.
+  int chunk_rows = 0;
+  /// Lanes of a warp per row (1, 2, 4, 8, 16 or 32) and block columns per lane (1, 2 or 4):
+  /// both 0 (automatic: 2 columns per lane up to R = 64, 4 up to 128) or both set, with
+  /// lanes_per_row * columns_per_lane >= R.
+  int lanes_per_row = 0;
+  int columns_per_lane = 0;
+  /// Run the kernel compiled for R where R fills every lane (R = lanes * columns); false runs the
+  /// kernel that takes R at run time, for comparison.
+  bool compiled_width = true;
+  /// With 16 lanes per row and chunks of one stencil period, walk two periods together so that
+  /// they share the neighbours one period apart; false walks one.
+  bool pair_periods = true;
+};
 
 struct moments_options {
   int num_moments = 1024;  ///< M >= 2: moments mu_0 ... mu_{M-1}
   int num_vectors = 16;    ///< R >= 1 random start vectors (ignored when a start block is given)
   std::uint64_t seed = 1;  ///< start vectors are a function of (seed, row, vector)
   algorithm method = algorithm::aug_spmmv;
-  kernel_choice kernel = kernel_choice::automatic;
+  /// Which kernel applies the matrix: automatic takes the CUDA kernel on Kokkos::Cuda where it
+  /// serves the call (row-major blocks, int indices, R <= 128) and the portable team-policy
+  /// kernel elsewhere; portable always takes the portable kernel; specialized takes the CUDA
+  /// kernel and throws nearsparse::unsupported where it cannot run (another execution space,
+  /// R > 128). A split or distributed run applies it to every part.
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
+  cuda_tuning tuning;  ///< the CUDA kernel's launch shape (automatic by default)
   /// Called after each recurrence step with (steps done, steps in all), from the calling thread.
   std::function<void(int, int)> progress;
 };
 
-struct moments_result {
+/// The Chebyshev moments of a run and what they came from.
+struct chebyshev_moments {
   /// mu_n = sum_r <v0_r|T_n(H~)|v0_r> / sum_r <v0_r|v0_r>, n < M: the stochastic estimate of
   /// tr T_n(H~) / N (exact for a start block of all unit vectors). mu_0 = 1.
   std::vector<double> mu;
