@@ -13,7 +13,7 @@ void check(cusparseStatus_t status, const char* call) {
 
 csr_spmv::csr_spmv(const Kokkos::Cuda& exec, int rows, int cols, int nnz, const int* row_ptr,
                    const int* col_idx, const double* values, const double* x, double* y)
-    : h_(nearsparse::detail::cuda::cusparse_handle(exec)) {
+    : h_(nearsparse::detail::cuda::cusparse_handle(exec, "nearsparse::perf::cusparse")) {
   check(
       cusparseCreateCsr(&a_, rows, cols, nnz, const_cast<int*>(row_ptr), const_cast<int*>(col_idx),
                         const_cast<double*>(values), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
@@ -55,7 +55,7 @@ void check_cuda(cudaError_t status, const char* call) {
 }  // namespace
 
 csr_spgemm::csr_spgemm(const Kokkos::Cuda& exec, csr a, csr b, bool single_precision)
-    : h_(nearsparse::detail::cuda::cusparse_handle(exec)),
+    : h_(nearsparse::detail::cuda::cusparse_handle(exec, "nearsparse::perf::cusparse")),
       a_(a),
       b_(b),
       single_(single_precision) {}

@@ -3,18 +3,18 @@
 
 #include <nearsparse/core/errors.hpp>
 
+#ifdef KOKKOS_ENABLE_CUDA
+
 #include "core/cuda/check.hpp"
 #include "core/cuda/handles.hpp"
-
-#ifdef KOKKOS_ENABLE_CUDA
 
 namespace nearsparse::perf::vendor {
 
 kpm_step::kpm_step(const Kokkos::Cuda& exec, int rows, int nnz, const int* row_ptr,
                    const int* col_idx, const cuDoubleComplex* values, int R, cuDoubleComplex* v,
                    cuDoubleComplex* w, cuDoubleComplex* u, cuDoubleComplex* dots)
-    : sp_(nearsparse::detail::cuda::cusparse_handle(exec)),
-      bl_(nearsparse::detail::cuda::cublas_handle(exec)),
+    : sp_(nearsparse::detail::cuda::cusparse_handle(exec, "nearsparse::perf::vendor::kpm_step")),
+      bl_(nearsparse::detail::cuda::cublas_handle(exec, "nearsparse::perf::vendor::kpm_step")),
       rows_(rows),
       R_(R),
       v_(v),
@@ -80,12 +80,19 @@ void kpm_step::run(double a, double b) {
   cublas::check(cublasZaxpy(h, n, &minus_b, v_, 1, u_, 1), "cublasZaxpy");
   cublas::check(cublasZdscal(h, n, &minus_one, w_, 1), "cublasZdscal");
   cublas::check(cublasZaxpy(h, n, &two_a, u_, 1, w_, 1), "cublasZaxpy");
-  cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+  // The dot products stay on the device: the shared handle goes to device pointer mode for them
+  // and back to host mode however they end (src/core/cuda/handles.hpp).
+  struct device_pointer_mode {
+    cublasHandle_t h;
+    explicit device_pointer_mode(cublasHandle_t handle) : h(handle) {
+      cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+    }
+    ~device_pointer_mode() { cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST); }
+  } mode(h);
   for (int r = 0; r < R_; ++r) {
     cublas::check(cublasZdotc(h, rows_, v_ + r, R_, v_ + r, R_, dots_ + 2 * r), "cublasZdotc");
     cublas::check(cublasZdotc(h, rows_, w_ + r, R_, v_ + r, R_, dots_ + 2 * r + 1), "cublasZdotc");
   }
-  cublas::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
 }
 
 }  // namespace nearsparse::perf::vendor

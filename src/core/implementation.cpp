@@ -24,6 +24,13 @@ implementation parse_implementation(const std::string& name, const char* functio
 
 namespace detail {
 
+void require_valid(const char* function, const char* argument, implementation choice) {
+  if (!enum_is_valid(implementation_names, choice))
+    throw_invalid_argument(
+        function, argument,
+        concat("is ", static_cast<int>(choice), "; it must be automatic, portable or specialized"));
+}
+
 bool take_specialized(const char* function, implementation choice, bool available,
                       const char* execution_space, const char* reason) {
   switch (choice) {

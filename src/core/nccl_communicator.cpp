@@ -3,6 +3,8 @@
 #include <nearsparse/core/detail/nccl_communicator.hpp>
 #include <nearsparse/core/errors.hpp>
 
+#include "cuda/check.hpp"
+
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -13,7 +15,7 @@ namespace nearsparse::detail {
 
 namespace {
 
-constexpr const char* driver = "nearsparse NCCL communicator";
+constexpr const char* driver = "nearsparse::detail::nccl_communicator";
 
 void nccl_check(ncclResult_t code, const char* call) {
   if (code != ncclSuccess)
@@ -22,9 +24,7 @@ void nccl_check(ncclResult_t code, const char* call) {
 }
 
 void cuda_check(cudaError_t code, const char* call) {
-  if (code != cudaSuccess)
-    throw nearsparse::runtime_error(std::string(driver) + ": " + call + " failed (" +
-                                    cudaGetErrorString(code) + ")");
+  nearsparse::detail::cuda::check(code, driver, call);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Host-side checks and bookkeeping of the diagonal formats' structure.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
@@ -120,6 +121,7 @@ hm_algorithm parse_hm_algorithm(const std::string& name, const char* function,
 namespace detail {
 
 void check_product_options(const char* function, const product_options& options) {
+  nearsparse::detail::require_valid(function, "options.implementation", options.implementation);
   if (!nearsparse::detail::enum_is_valid(hm_algorithm_names, options.algorithm))
     nearsparse::detail::throw_invalid_argument(
         function, "options.algorithm",

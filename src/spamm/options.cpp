@@ -1,4 +1,5 @@
 // Names of the SpAMM precisions and validation of SpAMM options.
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -37,6 +38,7 @@ namespace detail {
 using nearsparse::detail::concat;
 
 void validate_options(const char* function, const options& opt) {
+  nearsparse::detail::require_valid(function, "options.implementation", opt.implementation);
   const int t = opt.tile;
   require(t == 32 || t == 64 || t == 128, function, "options.tile",
           concat("is ", t, "; the tile edge must be 32, 64 or 128"));

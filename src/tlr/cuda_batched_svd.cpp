@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -52,9 +53,13 @@ T* device_alloc(std::size_t count, cudaStream_t stream, const char* what) {
 /// gesvdjBatched on exec's stream; returns the number of matrices cuSOLVER reports as not
 /// converged (this waits for the stream).
 std::size_t cusolver_batched_svd(const Kokkos::Cuda& exec, const svd_batch& job, int max_sweeps) {
+  // One call at a time: calls on one stream share its cuSOLVER handle, and the call waits for the
+  // stream anyway.
+  static std::mutex serial;
+  const std::lock_guard<std::mutex> lock(serial);
   const int m = job.m, n = job.n, batch = job.batch, k = m < n ? m : n;
   cudaStream_t stream = exec.cuda_stream();
-  cusolverDnHandle_t h = cuda::cusolver_handle(exec);
+  cusolverDnHandle_t h = cuda::cusolver_handle(exec, fn);
   gesvdjInfo_t params = nullptr;
   cuda::check(cusolverDnCreateGesvdjInfo(&params), fn, "cusolverDnCreateGesvdjInfo");
   std::vector<void*> owned;

@@ -254,10 +254,9 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
   cuda::check(cudaMemcpyAsync(jobs, p.jobs.data(), p.jobs.size() * sizeof(column_job),
                               cudaMemcpyHostToDevice, stream),
               function, "cudaMemcpyAsync");
-  cublasHandle_t h = cuda::cublas_handle(exec);
-  // The handle is shared with the library's other cuBLAS users on this stream: set the pointer
-  // mode alpha and beta are passed in.
-  cuda::check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), function, "cublasSetPointerMode");
+  cublasHandle_t h = cuda::cublas_handle(exec, function);
+  // Registry handles stay in host pointer mode (src/core/cuda/handles.hpp): alpha and beta are
+  // host values.
   for (std::size_t li = 0; li < launches.size(); ++li) {
     const std::size_t j0 = p.job_begin[li], j1 = p.job_begin[li + 1];
     if (j1 > j0) {

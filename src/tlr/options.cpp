@@ -1,3 +1,4 @@
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -34,6 +35,7 @@ void validate(const char* function, const truncation& trunc, int max_rank) {
 }
 
 void validate(const char* function, const compression_options& options, std::size_t tile) {
+  nearsparse::detail::require_valid(function, "implementation", options.implementation);
   require(options.max_rank >= 0, function, "max_rank",
           concat("must be >= 0, got ", options.max_rank));
   require(static_cast<std::size_t>(options.max_rank) <= tile, function, "max_rank",
@@ -49,6 +51,7 @@ void validate(const char* function, const compression_options& options, std::siz
 }
 
 void validate(const char* function, const gemm_options& options) {
+  nearsparse::detail::require_valid(function, "implementation", options.implementation);
   require_nonnegative(function, "trunc.accuracy", options.trunc.accuracy);
   require(options.outer_products_per_call >= 0, function, "outer_products_per_call",
           concat("must be >= 0, got ", options.outer_products_per_call));

@@ -56,3 +56,13 @@ TEST_CASE("enum name tables convert both ways and list the accepted names", "[co
   CHECK_THROWS_WITH(enum_from_string(colour_names, "mauve", "nearsparse::paint", "colour"),
                     "nearsparse::paint: argument 'colour' is 'mauve'; expected red, green or blue");
 }
+
+TEST_CASE("require_valid refuses a value outside the enumeration", "[core][dispatch]") {
+  using nearsparse::detail::require_valid;
+  CHECK_NOTHROW(require_valid("f", "options.implementation", implementation::specialized));
+  CHECK_THROWS_WITH(
+      require_valid("nearsparse::fam::op", "options.implementation",
+                    static_cast<implementation>(5)),
+      "nearsparse::fam::op: argument 'options.implementation' is 5; it must be automatic, portable "
+      "or specialized");
+}

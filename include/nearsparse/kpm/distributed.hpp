@@ -135,6 +135,7 @@ distributed_report distributed_moments(MPI_Comm comm, const ExecSpace& exec,
           concat("must be at least 1, got ", o.num_vectors));
   require(o.method == algorithm::aug_spmmv, fn, "options.method",
           concat("must be aug_spmmv for a distributed run, got ", to_string(o.method)));
+  nearsparse::detail::require_valid(fn, "options.implementation", o.implementation);
   detail::check_tuning(o.tuning, o.num_vectors, fn);
   const int R = o.num_vectors, steps = (o.num_moments + 1) / 2;
   const auto setup_start = std::chrono::steady_clock::now();

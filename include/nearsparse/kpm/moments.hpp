@@ -59,6 +59,7 @@ int check_moment_inputs(const Exec& exec, const Matrix& h, const scaling& s,
   require(R >= 1, fn, "options.num_vectors",
           concat("must be at least 1 (R random start vectors), got ", R, " for H of ",
                  traits::rows(h), " x ", traits::cols(h)));
+  nearsparse::detail::require_valid(fn, "options.implementation", o.implementation);
   check_tuning(o.tuning, R, fn);
   return (o.num_moments + 1) / 2;
 }

@@ -13,6 +13,7 @@
 // Singular values come in decreasing order; U and V have orthonormal columns (the columns that
 // belong to zero singular values complete the bases).
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/finite.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -72,6 +73,7 @@ batched_svd_report batched_svd(const ExecSpace& exec, const AView& a, const SVie
   require(v.extent(0) == n && v.extent(1) == k && v.extent(2) == batch, fn, "V",
           nearsparse::detail::concat("is ", shape(v), "; A is ", shape(a), ", so V must be ", n,
                                      " x ", k, " x ", batch));
+  nearsparse::detail::require_valid(fn, "options.implementation", options.implementation);
   require(options.max_sweeps >= 1, fn, "options.max_sweeps",
           nearsparse::detail::concat("is ", options.max_sweeps, "; it must be at least 1"));
   require(options.workspace_bytes > 0, fn, "options.workspace_bytes", "must be > 0");

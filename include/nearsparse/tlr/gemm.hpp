@@ -183,9 +183,9 @@ constexpr void static_assert_dense_product() {
 /// implementation::specialized.
 template <class ExecSpace>
 void take_no_specialized_lll(const char* function, const gemm_options& options) {
-  nearsparse::detail::take_specialized(function, options.implementation, false, ExecSpace::name(),
-                                       "the recompression of a TLR C runs in the portable "
-                                       "kernels only");
+  nearsparse::detail::take_specialized_none<ExecSpace>(
+      function, options.implementation,
+      "the recompression of a TLR C runs in the portable kernels only");
 }
 
 /// The run-time checks every product shares: valid options, finite alpha and beta.

@@ -9,14 +9,12 @@
 namespace nearsparse::detail::cuda {
 namespace {
 
-constexpr const char* registry_name = "nearsparse::detail::cuda handle registry";
-
 /// Makes `device` current for the lifetime of the guard and restores the previous one.
 class device_guard {
  public:
-  explicit device_guard(int device) {
-    check(cudaGetDevice(&previous_), registry_name, "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), registry_name, "cudaSetDevice");
+  device_guard(int device, const char* function) {
+    check(cudaGetDevice(&previous_), function, "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), function, "cudaSetDevice");
   }
   ~device_guard() { cudaSetDevice(previous_); }
   device_guard(const device_guard&) = delete;
@@ -26,90 +24,73 @@ class device_guard {
   int previous_ = 0;
 };
 
-/// What a library needs to make, bind and destroy its handle.
-template <class Handle>
-struct library;
-
-template <>
-struct library<cublasHandle_t> {
-  static cublasHandle_t make(cudaStream_t stream) {
-    cublasHandle_t h = nullptr;
-    check(cublasCreate(&h), registry_name, "cublasCreate");
-    check(cublasSetStream(h, stream), registry_name, "cublasSetStream");
-    return h;
-  }
-  static void destroy(cublasHandle_t h) { cublasDestroy(h); }
+/// What a library needs to make, bind and destroy its handle, and the names its errors give.
+template <class Handle, class Status>
+struct library {
+  Status (*create)(Handle*);
+  Status (*set_stream)(Handle, cudaStream_t);
+  Status (*destroy)(Handle);
+  const char* create_name;
+  const char* set_stream_name;
 };
 
-template <>
-struct library<cusolverDnHandle_t> {
-  static cusolverDnHandle_t make(cudaStream_t stream) {
-    cusolverDnHandle_t h = nullptr;
-    check(cusolverDnCreate(&h), registry_name, "cusolverDnCreate");
-    check(cusolverDnSetStream(h, stream), registry_name, "cusolverDnSetStream");
-    return h;
-  }
-  static void destroy(cusolverDnHandle_t h) { cusolverDnDestroy(h); }
-};
-
-template <>
-struct library<cusparseHandle_t> {
-  static cusparseHandle_t make(cudaStream_t stream) {
-    cusparseHandle_t h = nullptr;
-    check(cusparseCreate(&h), registry_name, "cusparseCreate");
-    check(cusparseSetStream(h, stream), registry_name, "cusparseSetStream");
-    return h;
-  }
-  static void destroy(cusparseHandle_t h) { cusparseDestroy(h); }
-};
+const library<cublasHandle_t, cublasStatus_t> cublas{cublasCreate, cublasSetStream, cublasDestroy,
+                                                     "cublasCreate", "cublasSetStream"};
+const library<cusolverDnHandle_t, cusolverStatus_t> cusolver{cusolverDnCreate, cusolverDnSetStream,
+                                                             cusolverDnDestroy, "cusolverDnCreate",
+                                                             "cusolverDnSetStream"};
+const library<cusparseHandle_t, cusparseStatus_t> cusparse{
+    cusparseCreate, cusparseSetStream, cusparseDestroy, "cusparseCreate", "cusparseSetStream"};
 
 /// Handles of one library by (device, stream). The map lives until the process ends; its
 /// handles are destroyed by a Kokkos finalize hook, registered when the first one is made, so
 /// they go before the CUDA context does.
-template <class Handle>
+template <class Handle, class Status>
 class registry {
  public:
-  static Handle get(const Kokkos::Cuda& exec) {
-    registry& r = instance();
+  explicit registry(const library<Handle, Status>& lib) : lib_(lib) {}
+
+  Handle get(const Kokkos::Cuda& exec, const char* function) {
     const key k{exec.cuda_device(), exec.cuda_stream()};
-    std::lock_guard<std::mutex> lock(r.mutex_);
-    auto found = r.handles_.find(k);
-    if (found != r.handles_.end()) return found->second;
-    Handle h;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = handles_.find(k);
+    if (found != handles_.end()) return found->second;
+    Handle h = nullptr;
     {
-      device_guard guard(k.first);
-      h = library<Handle>::make(k.second);
+      device_guard guard(k.first, function);
+      check(lib_.create(&h), function, lib_.create_name);
+      const Status bound = lib_.set_stream(h, k.second);
+      if (bound != Status(0)) lib_.destroy(h);
+      check(bound, function, lib_.set_stream_name);
     }
-    if (!r.hook_registered_) {
-      Kokkos::push_finalize_hook([] { instance().clear(); });
-      r.hook_registered_ = true;
+    if (!hook_registered_) {
+      Kokkos::push_finalize_hook([this] { clear(); });
+      hook_registered_ = true;
     }
-    r.handles_.emplace(k, h);
+    handles_.emplace(k, h);
     return h;
   }
 
  private:
   using key = std::pair<int, cudaStream_t>;
 
-  static registry& instance() {
-    static registry r;
-    return r;
-  }
-
-  // Runs inside Kokkos::finalize: reports nothing and throws nothing.
+  // Runs inside Kokkos::finalize: waits for each device, then destroys; reports nothing and
+  // throws nothing.
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     int previous = 0;
     cudaGetDevice(&previous);
     for (auto& entry : handles_) {
       cudaSetDevice(entry.first.first);
-      library<Handle>::destroy(entry.second);
+      cudaDeviceSynchronize();
+      lib_.destroy(entry.second);
     }
     cudaSetDevice(previous);
     handles_.clear();
     hook_registered_ = false;
   }
 
+  const library<Handle, Status>& lib_;
   std::mutex mutex_;
   std::map<key, Handle> handles_;
   bool hook_registered_ = false;
@@ -117,16 +98,19 @@ class registry {
 
 }  // namespace
 
-cublasHandle_t cublas_handle(const Kokkos::Cuda& exec) {
-  return registry<cublasHandle_t>::get(exec);
+cublasHandle_t cublas_handle(const Kokkos::Cuda& exec, const char* function) {
+  static registry<cublasHandle_t, cublasStatus_t> handles(cublas);
+  return handles.get(exec, function);
 }
 
-cusolverDnHandle_t cusolver_handle(const Kokkos::Cuda& exec) {
-  return registry<cusolverDnHandle_t>::get(exec);
+cusolverDnHandle_t cusolver_handle(const Kokkos::Cuda& exec, const char* function) {
+  static registry<cusolverDnHandle_t, cusolverStatus_t> handles(cusolver);
+  return handles.get(exec, function);
 }
 
-cusparseHandle_t cusparse_handle(const Kokkos::Cuda& exec) {
-  return registry<cusparseHandle_t>::get(exec);
+cusparseHandle_t cusparse_handle(const Kokkos::Cuda& exec, const char* function) {
+  static registry<cusparseHandle_t, cusparseStatus_t> handles(cusparse);
+  return handles.get(exec, function);
 }
 
 }  // namespace nearsparse::detail::cuda

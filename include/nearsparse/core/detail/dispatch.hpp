@@ -27,8 +27,14 @@ bool take_specialized(const char* function, implementation choice, bool availabl
 
 /// take_specialized for an execution space with no specialized path for this operation.
 template <class ExecSpace>
-bool take_specialized_none(const char* function, implementation choice) {
-  return take_specialized(function, choice, false, ExecSpace::name());
+bool take_specialized_none(const char* function, implementation choice,
+                           const char* reason = nullptr) {
+  return take_specialized(function, choice, false, ExecSpace::name(), reason);
 }
+
+/// Throws nearsparse::invalid_argument naming `function` and `argument` unless `choice` is one
+/// of the enumeration's values. Every family's options validation calls it, so a bad value is
+/// refused even by a call that has nothing to do (an empty product).
+void require_valid(const char* function, const char* argument, implementation choice);
 
 }  // namespace nearsparse::detail

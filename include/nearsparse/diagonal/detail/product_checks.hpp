@@ -13,8 +13,8 @@ inline constexpr const char multiply_name[] = "nearsparse::diagonal::multiply";
 /// Throws nearsparse::invalid_argument naming `function` unless `value` is finite.
 void require_finite_scalar(const char* function, const char* name, double value);
 
-/// Throws nearsparse::invalid_argument naming `function` for an algorithm outside the enumeration
-/// (the implementation is checked where it is resolved).
+/// Throws nearsparse::invalid_argument naming `function` for an algorithm or an implementation
+/// outside its enumeration.
 void check_product_options(const char* function, const product_options& options);
 
 /// Compile-time checks of a product's execution space and the matrices' memory space.
