@@ -2,23 +2,18 @@
 // Runs a generic callable with the execution space chosen by name (--backend), or with Kokkos'
 // default execution space when the name is empty.
 
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 #include <tuple>
 
 namespace nearsparse::app {
 
 namespace detail {
-inline std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+using nearsparse::detail::to_lower;
 
 template <class F, class... Spaces>
 int dispatch(const std::string& name, F& f, std::tuple<Spaces...>*) {
@@ -26,7 +21,7 @@ int dispatch(const std::string& name, F& f, std::tuple<Spaces...>*) {
   bool done = false;
   auto try_one = [&](auto space) {
     using S = decltype(space);
-    if (!done && lower(S::name()) == name) {
+    if (!done && to_lower(S::name()) == name) {
       result = f(S());
       done = true;
     }
@@ -40,7 +35,7 @@ template <class F>
 int with_backend(const std::string& name, F&& f) {
   if (name.empty()) return f(Kokkos::DefaultExecutionSpace());
   nearsparse::require_backend(name);  // throws for unknown or missing backends
-  return detail::dispatch(detail::lower(name), f,
+  return detail::dispatch(detail::to_lower(name), f,
                           static_cast<nearsparse::enabled_execution_spaces*>(nullptr));
 }
 

@@ -1,11 +1,11 @@
 #include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/detail/enum_names.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <iomanip>
 #include <ostream>
 #include <thread>
@@ -14,11 +14,7 @@ namespace nearsparse {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+using detail::to_lower;
 
 const std::vector<std::string>& known_backends() {
   static const std::vector<std::string> names{"serial", "openmp", "cuda"};
@@ -33,7 +29,7 @@ std::string join(const std::vector<std::string>& parts) {
 
 template <class... Spaces>
 std::vector<std::string> lower_names(std::tuple<Spaces...>*) {
-  return {lower(Spaces::name())...};
+  return {to_lower(Spaces::name())...};
 }
 
 }  // namespace
@@ -45,12 +41,12 @@ std::vector<std::string> enabled_backends() {
 
 bool backend_enabled(const std::string& name) {
   const auto enabled = enabled_backends();
-  return std::find(enabled.begin(), enabled.end(), lower(name)) != enabled.end();
+  return std::find(enabled.begin(), enabled.end(), to_lower(name)) != enabled.end();
 }
 
 void require_backend(const std::string& name) {
   const auto& known = known_backends();
-  if (std::find(known.begin(), known.end(), lower(name)) == known.end()) {
+  if (std::find(known.begin(), known.end(), to_lower(name)) == known.end()) {
     throw invalid_argument(detail::concat("nearsparse: unknown backend '", name,
                                           "' (nearsparse knows: ", join(known), ")"));
   }

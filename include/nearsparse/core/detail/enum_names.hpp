@@ -15,6 +15,12 @@ namespace nearsparse::detail {
 template <class Enum>
 using enum_name = std::pair<Enum, const char*>;
 
+/// `text` in lower case (ASCII), for the case-insensitive names of enumerations and backends.
+inline std::string to_lower(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
 /// The name of `value` in `table`, or "unknown".
 template <class Enum, std::size_t N>
 const char* enum_to_string(const enum_name<Enum> (&table)[N], Enum value) {
@@ -28,8 +34,7 @@ const char* enum_to_string(const enum_name<Enum> (&table)[N], Enum value) {
 template <class Enum, std::size_t N>
 Enum enum_from_string(const enum_name<Enum> (&table)[N], const std::string& name,
                       const char* function, const char* argument) {
-  std::string lower = name;
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string lower = to_lower(name);
   for (const auto& entry : table)
     if (lower == entry.second) return entry.first;
   std::string expected;
