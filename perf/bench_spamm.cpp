@@ -2,8 +2,9 @@
 //
 //   spamm/<space>/<matrix>/<precision>/N/v   a reused plan's product against the dense product of
 //       the same precision in the same process: cuBLAS (DGEMM, SGEMM, TF32, FP16/BF16 GemmEx with
-//       fp32 accumulation) on CUDA, Kokkos Kernels' dense gemm on the host. v is the target valid
-//       ratio (1 = tau 0, the dense product). Counters: valid_ratio, tau, rel_error =
+//       fp32 accumulation) on CUDA, OpenBLAS on the host (as many threads as the backend; Kokkos
+//       Kernels' dense gemm where the build has no OpenBLAS, said in the label). v is the target
+//       valid ratio (1 = tau 0, the dense product). Counters: valid_ratio, tau, rel_error =
 //       ||C_exact - C||_F / ||C_exact||_F against an fp64 product, and t_full / speedup_full
 //       for a product that also builds its plan (packing and norm maps, tau given).
 //   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
@@ -16,6 +17,8 @@
 // a_ij = 0.99^|i - j|.
 #include "baselines/cublas_spamm.hpp"
 #include "support/harness.hpp"
+
+#include <host_blas.hpp>
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/spamm.hpp>
@@ -149,9 +152,26 @@ void bench_host(benchmark::State& state, case_spec spec) {
   spamm::options opt = options_of(spec);
   spamm::plan<Exec> plan(exec, a, a, opt);
   const double flops = 2.0 * n * n * double(n);
+  namespace host_blas = nearsparse::app::host_blas;
+  // A CUDA build instantiates this for Kokkos::Cuda too: the OpenBLAS branch is compiled only for
+  // host memory.
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+  const bool openblas = host && host_blas::available();
+  std::string baseline = host ? "Kokkos Kernels gemm (no OpenBLAS found)" : "KokkosBlas::gemm";
+  if (openblas) {
+    host_blas::set_threads(exec.concurrency());
+    baseline = std::string("OpenBLAS ") + (sizeof(Out) == 4 ? "sgemm (" : "dgemm (") +
+               std::to_string(host_blas::threads()) + " threads)";
+  }
   nearsparse::perf::compare(
-      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, "KokkosBlas::gemm",
-      [&] { KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense); },
+      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, baseline,
+      [&] {
+        if constexpr (host) {
+          if (openblas) return host_blas::gemm(Out(1), a, a, Out(0), dense);
+        }
+        KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense);
+      },
       workload{flops * plan.valid_ratio(), 3.0 * n * n * sizeof(In)}, 1);
   spamm_counters(state, exec, plan, c, ex.c);
 }

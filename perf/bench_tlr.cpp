@@ -1,8 +1,10 @@
 // TLR benchmarks (double precision, the paper's section 6), each against its dense baseline in the
 // same process:
 //   tlr/batched_lld/<space>/batch:<b>/rank:<r>   batched GEMM-LLD on b independent nb x nb tiles
-//       (nb = 512) against cuBLAS strided-batched DGEMM of the same b dense products (Kokkos
-//       Kernels gemm tile by tile on the host); on CUDA also t_portable, the team-policy kernel.
+//       (nb = 512) against cuBLAS strided-batched DGEMM of the same b dense products (OpenBLAS
+//       DGEMM tile by tile on the host, on as many threads as the backend; Kokkos Kernels gemm,
+//       counters named KokkosBlas_gemm_no_openblas, where the build has no OpenBLAS); on CUDA also
+//       t_portable, the team-policy kernel.
 //   tlr/batched_lll/<space>/batch:<b>/rank:<r>   batched GEMM-LLL (C low rank, recompressed to rank
 //       r) against the same baseline.
 //   tlr/batched_svd/<space>/m:<m>/n:<n>/batch:<b>   the batched SVD of b random m x n matrices:
@@ -14,12 +16,14 @@
 //       GEMM-LLL (C recompressed to rank r); error_lld, error_lll against the dense product, and
 //       the times of both against it.
 //   tlr/gemm/<dense_c|tlr_c>/<space>/N:<N>/tile:<nb>/rank:<r>   TLR-GEMM on the Hilbert matrix,
-//       A = B compressed to rank r in nb x nb tiles, against cuBLAS DGEMM (KokkosBlas::gemm on the
-//       host). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and B
-//       included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and for
-//       a dense C t_one_call_per_outer_product (the paper's nt batched calls).
+//       A = B compressed to rank r in nb x nb tiles, against cuBLAS DGEMM (OpenBLAS DGEMM on the
+//       host, as above). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and
+//       B included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and
+//       for a dense C t_one_call_per_outer_product (the paper's nt batched calls).
 #include "baselines/cublas.hpp"
 #include "support/harness.hpp"
+
+#include <host_blas.hpp>
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/matrix_norms.hpp>
@@ -71,8 +75,31 @@ tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, st
   return m;
 }
 
-/// The dense baseline of b independent nb^3 products: cuBLAS strided-batched DGEMM, or Kokkos
-/// Kernels gemm per product on the host.
+/// The host's dense baseline: OpenBLAS DGEMM on as many threads as the backend has, or Kokkos
+/// Kernels gemm where the build has no OpenBLAS (the counters then say
+/// KokkosBlas_gemm_no_openblas).
+struct host_dense {
+  static bool openblas() { return nearsparse::app::host_blas::available(); }
+  static std::string name() {
+    return openblas() ? "openblas_dgemm" : "KokkosBlas_gemm_no_openblas";
+  }
+  /// Call once per benchmark, before timing.
+  template <class Exec>
+  static void prepare(const Exec& exec) {
+    nearsparse::app::host_blas::set_threads(exec.concurrency());
+  }
+  template <class AView, class BView, class CView>
+  static void gemm(double alpha, const AView& a, const BView& b, double beta, const CView& c) {
+    if (openblas()) {
+      nearsparse::app::host_blas::gemm(alpha, a, b, beta, c);
+    } else {
+      KokkosBlas::gemm("N", "N", alpha, a, b, beta, c);
+    }
+  }
+};
+
+/// The dense baseline of b independent nb^3 products: cuBLAS strided-batched DGEMM, or a DGEMM per
+/// product on the host (see host_dense).
 template <class Exec>
 struct batched_dense {
   Kokkos::View<double***, Kokkos::LayoutLeft, typename Exec::memory_space> a, b, c;
@@ -98,7 +125,7 @@ struct batched_dense {
         auto at = Kokkos::subview(a, Kokkos::ALL, Kokkos::ALL, t);
         auto bt = Kokkos::subview(b, Kokkos::ALL, Kokkos::ALL, t);
         auto ct = Kokkos::subview(c, Kokkos::ALL, Kokkos::ALL, t);
-        KokkosBlas::gemm("N", "N", 1.0, at, bt, 1.0, ct);
+        host_dense::gemm(1.0, at, bt, 1.0, ct);
       }
       (void)exec;
     }
@@ -125,8 +152,9 @@ void bench_batched(benchmark::State& state, int batch, int r, bool lowrank_c) {
   for (int t = 0; t < batch; ++t) triples.push_back({t, t, t});
   batched_dense<Exec> dense(exec, nb, batch);
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host) host_dense::prepare(exec);
   std::vector<contender> others;
-  others.push_back({host ? "KokkosBlas_gemm" : "cublas_strided_batched",
+  others.push_back({host ? host_dense::name() : "cublas_strided_batched",
                     [&] {
                       dense.run(exec);
                       exec.fence();
@@ -209,7 +237,7 @@ void bench_svd(benchmark::State& state, int m, int n, int batch) {
   state.SetLabel(path);
 }
 
-/// One dense product for the driver benchmarks: cuBLAS DGEMM, or KokkosBlas::gemm on the host.
+/// One dense product for the driver benchmarks: cuBLAS DGEMM, or host_dense on the host.
 template <class Exec>
 struct dense_gemm {
   Exec exec;
@@ -222,7 +250,7 @@ struct dense_gemm {
     } else
 #endif
     {
-      KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, c);
+      host_dense::gemm(1.0, a, b, 0.0, c);
     }
   }
 };
@@ -231,6 +259,7 @@ template <class Exec>
 void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r, bool lowrank_c) {
   const Exec exec;
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host) host_dense::prepare(exec);
   const auto a = nt::hilbert(exec, n, n);
   nt::compression_options co;
   co.max_rank = r;
@@ -239,7 +268,7 @@ void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r,
   auto at = nt::compress(exec, a, nb, co, report);
   dense_of<Exec> reference("bench::reference", n, n);
   dense_gemm<Exec> dense(exec);
-  const std::string baseline = host ? "KokkosBlas_gemm" : "cublas_dgemm";
+  const std::string baseline = host ? host_dense::name() : std::string("cublas_dgemm");
   std::vector<contender> others;
   others.push_back({baseline,
                     [&] {
@@ -311,6 +340,7 @@ template <class Exec>
 void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
   const Exec exec;
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host) host_dense::prepare(exec);
   const auto a = nt::hilbert(exec, n, n);
   nt::compression_options co;
   co.max_rank = r;
@@ -323,7 +353,7 @@ void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
   lll.trunc.fixed_rank = r;
   tlr_of<Exec> ct(exec, n, n, n, r);
   std::vector<contender> others;
-  others.push_back({host ? "KokkosBlas_gemm" : "cublas_dgemm",
+  others.push_back({host ? host_dense::name() : "cublas_dgemm",
                     [&] {
                       dense.run(a, a, reference);
                       exec.fence();

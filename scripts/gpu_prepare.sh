@@ -34,7 +34,12 @@ cp -a /usr/lib/"$multiarch"/libbenchmark.so* /usr/lib/"$multiarch"/libbenchmark_
 cp -a /usr/lib/"$multiarch"/cmake/benchmark "$dest/lib/$multiarch/cmake/"
 # Reference LAPACK and BLAS as static archives (with the Fortran runtime they need): the KPM tests
 # check densities of states against LAPACK eigenvalues, and the GPU machine has no LAPACK.
-cp -L /usr/lib/"$multiarch"/liblapack.a /usr/lib/"$multiarch"/libblas.a "$dest/lib/"
+# The reference archives, not the OpenBLAS ones Debian's alternatives may name.
+for lib in lapack/liblapack.a blas/libblas.a; do
+  src=/usr/lib/"$multiarch"/$lib
+  [[ -f $src ]] || src=/usr/lib/"$multiarch"/$(basename "$lib")
+  cp -L "$src" "$dest/lib/"
+done
 cp -L "$(gcc -print-file-name=libgfortran.a)" "$(gcc -print-file-name=libquadmath.a)" "$dest/lib/"
 # The GPU machine gets the tree without .git: keep the revision for the benchmark context.
 git -C "$root" describe --always --dirty --abbrev=12 >"$dest/REVISION" 2>/dev/null ||

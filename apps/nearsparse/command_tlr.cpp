@@ -1,11 +1,13 @@
 // `nearsparse tlr`: compress a Hilbert or exponential-covariance matrix into TLR form, multiply it
 // by itself into a dense C (GEMM-LLD) and into a TLR C (GEMM-LLL), and compare both with the dense
-// product (Kokkos Kernels gemm) in time and accuracy. The errors are checked against the bound the
-// compression and recompression errors give. --kernel picks the implementation of the dense-C
-// product, the one step with a specialized path (cuBLAS on CUDA); compression and the TLR-C
-// product have the portable kernels only.
+// product in time (OpenBLAS on a host backend, Kokkos Kernels gemm on the device or where the
+// build has no OpenBLAS) and in accuracy (against Kokkos Kernels gemm). The errors are checked
+// against the bound the compression and recompression errors give. --kernel picks the
+// implementation of the dense-C product, the one step with a specialized path (cuBLAS on CUDA);
+// compression and the TLR-C product have the portable kernels only.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "host_blas.hpp"
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -73,8 +75,29 @@ int run_on(const Exec& exec, const tlr_settings& s) {
   Kokkos::View<double**, Kokkos::LayoutLeft, mem> ref("tlr::reference", s.n, s.n),
       c("tlr::c", s.n, s.n);
   KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, ref);  // warm up
-  const double t_dense = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, ref); });
+  double t_dense = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, a, 0.0, ref); });
   const double norm_ref = frobenius_norm(exec, ref);
+  // On a host backend the baseline is OpenBLAS DGEMM on as many threads as the backend has,
+  // checked against the reference.
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  std::string baseline = "Kokkos Kernels gemm";
+  bool ok_dense = true;
+  if constexpr (host) {
+    if (host_blas::available()) {
+      host_blas::set_threads(exec.concurrency());
+      host_blas::gemm(1.0, a, a, 0.0, c);  // warm up
+      t_dense = seconds(exec, [&] { host_blas::gemm(1.0, a, a, 0.0, c); });
+      const double err_dense = frobenius_distance(exec, c, ref);
+      const double rel_dense = norm_ref > 0 ? err_dense / norm_ref : err_dense;
+      ok_dense = rel_dense <= 1e-10;
+      baseline = "OpenBLAS, " + std::to_string(host_blas::threads()) +
+                 (host_blas::threads() == 1 ? " thread" : " threads");
+      std::printf("  check: OpenBLAS DGEMM against Kokkos Kernels gemm %.2e: %s\n", rel_dense,
+                  ok_dense ? "OK" : "FAILED");
+    } else {
+      baseline += ", no OpenBLAS found";
+    }
+  }
   // |A A - At At| <= |A - At| (|A| + |At|): the bound both products are checked against.
   const double norm_a = report.norm;
   const double bound = report.error * (2 * norm_a + report.error);
@@ -84,7 +107,7 @@ int run_on(const Exec& exec, const tlr_settings& s) {
   nt::gemm(exec, 1.0, at, at, 0.0, c, lld);  // warm up
   const double t_lld = seconds(exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c, lld); });
   const double err_lld = frobenius_distance(exec, c, ref);
-  std::printf("  dense product (Kokkos Kernels gemm) %.3f ms\n", 1e3 * t_dense);
+  std::printf("  dense product (%s) %.3f ms\n", baseline.c_str(), 1e3 * t_dense);
   std::printf("  TLR-GEMM, dense C (GEMM-LLD) %.3f ms (%.1fx), error |C - AA|/|AA| = %.2e\n",
               1e3 * t_lld, t_dense / t_lld, norm_ref > 0 ? err_lld / norm_ref : err_lld);
 
@@ -123,7 +146,7 @@ int run_on(const Exec& exec, const tlr_settings& s) {
       }
     std::printf("  wrote %s (the rank of every tile of A and C)\n", s.csv.c_str());
   }
-  return ok_lld && ok_lll ? 0 : 1;
+  return ok_lld && ok_lll && ok_dense ? 0 : 1;
 }
 
 }  // namespace
