@@ -406,8 +406,10 @@ std::string label(const char* space, const case_spec& s) {
 
 template <class Exec>
 void register_host() {
+  // The host benchmark is the OpenMP CPU path: not Serial, and not a device space (register_cuda
+  // has those, against cuBLAS).
   const std::string space = Exec::name();
-  if (space == "Serial") return;  // the host benchmark is the OpenMP CPU path
+  if (space == "Serial" || !Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible) return;
   for (double v : pick<std::vector<double>>({1.0, 0.2, 0.1, 0.05}, {0.1})) {
     for (auto p : {spamm_precision::fp64, spamm_precision::fp32}) {
       case_spec s{decay::algebraic, p, v, 64};
