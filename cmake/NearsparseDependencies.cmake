@@ -49,6 +49,40 @@ if(NEARSPARSE_ENABLE_MPI AND NEARSPARSE_HAVE_CUDA AND NEARSPARSE_ENABLE_NCCL)
   endif()
 endif()
 
+# OpenBLAS: the host specializations' BLAS and LAPACK (SpAMM's kept tile products, TLR's
+# compression) and the dense baseline of the programs and benchmarks on host backends. Optional:
+# without it the host specializations decline and the portable kernels run, and the programs
+# compare against Kokkos Kernels gemm, saying so. OpenBLAS's cblas.h sits next to
+# openblas_config.h, which only OpenBLAS ships (a plain cblas.h may be another BLAS's, so its
+# declarations are checked); Debian puts them in <triplet>/openblas-openmp/ (the variant that runs
+# on the OpenMP runtime the OpenMP backend uses) or openblas-pthread/.
+set(NEARSPARSE_HAVE_OPENBLAS OFF)
+if(NEARSPARSE_ENABLE_OPENBLAS)
+  set(BLA_VENDOR OpenBLAS)
+  find_package(BLAS QUIET)
+  unset(BLA_VENDOR)
+  if(BLAS_FOUND)
+    find_path(NEARSPARSE_OPENBLAS_INCLUDE_DIR NAMES openblas_config.h
+              PATH_SUFFIXES openblas-openmp openblas-pthread openblas-serial openblas
+                            ${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp
+                            ${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread
+                            ${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial)
+    if(NEARSPARSE_OPENBLAS_INCLUDE_DIR AND EXISTS "${NEARSPARSE_OPENBLAS_INCLUDE_DIR}/cblas.h")
+      file(STRINGS "${NEARSPARSE_OPENBLAS_INCLUDE_DIR}/cblas.h" _openblas_api
+           REGEX "openblas_set_num_threads")
+      if(_openblas_api)
+        set(NEARSPARSE_HAVE_OPENBLAS ON)
+      endif()
+    endif()
+  endif()
+  if(NEARSPARSE_HAVE_OPENBLAS)
+    message(STATUS "nearsparse: OpenBLAS ${BLAS_LIBRARIES}, cblas.h in ${NEARSPARSE_OPENBLAS_INCLUDE_DIR}")
+  else()
+    message(STATUS "nearsparse: no OpenBLAS found; the host specializations that need it decline "
+                   "and the programs compare against Kokkos Kernels gemm")
+  endif()
+endif()
+
 # A Kokkos built to compile through CMake's CUDA language (Kokkos 4 and newer can be) needs every
 # source that includes Kokkos headers compiled as that language.
 function(nearsparse_kokkos_sources)

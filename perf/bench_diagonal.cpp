@@ -13,7 +13,8 @@
 // reused plan (kernel only), the other format or kernel. checksum_rel_diff compares the sum of
 // C's values with cuSPARSE's. GPU contenders are timed warm (an untimed call before each timed
 // one); the CPU baselines after the GPU loop (contender::separate).
-// diag/<kind>/openmp/...: the CPU path alone against Kokkos::Serial and Kokkos Kernels.
+// diag/<kind>/openmp/...: the host path (the OpenMP overloads' kernels) against the same call on
+// Kokkos::Serial and Kokkos Kernels spgemm, with the memory floor (bench_host).
 #include "baselines/cublas.hpp"
 #include "baselines/cusparse.hpp"
 #include "support/harness.hpp"
@@ -230,19 +231,83 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
 }
 #endif
 
+/// Copy bandwidth (bytes read + written per second) on exec, measured once per process: the
+/// memory floor of the host cases. Median of 10 copies of 64 MiB (4 MiB in smoke runs).
+template <class Exec>
+double copy_bandwidth(const Exec& exec) {
+  static const double measured = [&] {
+    const std::size_t n = pick<std::size_t>(std::size_t(8) << 20, std::size_t(1) << 19);
+    Kokkos::View<double*, typename Exec::memory_space> x("bw.x", n), y("bw.y", n);
+    Kokkos::deep_copy(exec, x, 1.0);
+    std::vector<double> t;
+    for (int i = 0; i < 12; ++i) {
+      auto copy = [&] {
+        Kokkos::parallel_for(
+            "nearsparse::perf::copy", Kokkos::RangePolicy<Exec>(exec, 0, n),
+            KOKKOS_LAMBDA(const std::size_t k) { y(k) = x(k); });
+      };
+      const double s = nearsparse::perf::time_call(exec, copy);
+      if (i >= 2) t.push_back(s);
+    }
+    return 2.0 * 8.0 * double(n) / nearsparse::perf::median(t);
+  }();
+  return measured;
+}
+
+/// The host cases: ours is the whole HM product (the host kernel); the baselines are the same
+/// call on Kokkos::Serial and Kokkos Kernels spgemm (symbolic + numeric) on CSR copies. Variants
+/// timed alongside: the HM product with a reused plan, the portable kernels (whole and with the
+/// plan), and on bands the CDM product (whole and with a reused plan, host kernel and portable).
+/// Counters beyond the harness's: cdm_speedup_kokkos_kernels (the whole CDM product against
+/// Kokkos Kernels), bandwidth_GBs (a copy, this process), floor_t (A and B read once and C
+/// written once at that bandwidth) and floor_fraction = floor_t / t.
 template <class Host>
 void bench_host(benchmark::State& state, const diag_case& c) {
+  using mem = typename Host::memory_space;
   const Host exec;
   const whole_product<Host> ours(exec, c);
-  const nd::hm_product_plan<double, typename Host::memory_space> plan(exec, ours.a, ours.b);
+  const auto a = ours.a, b = ours.b;
+  const nd::hm_product_plan<double, mem> plan(exec, a, b);
+  auto c_reused = plan.make_c(exec);
+  nd::product_options portable;
+  portable.implementation = nearsparse::implementation::portable;
+  const int slow_samples = plan.flops() > 1e7 ? 1 : 3;
   std::vector<contender> others;
-  others.push_back({"serial", whole_product<Kokkos::Serial>(Kokkos::Serial(), c), 3, 0});
-  others.push_back({"kokkos_kernels",
-                    kk_spgemm<Host>{exec, nd::to_crs(exec, ours.a), nd::to_crs(exec, ours.b)}, 3,
-                    1});
-  const double bytes =
-      8.0 * double(ours.a.stored_count() + ours.b.stored_count() + plan.c_stored_count());
+  others.push_back({"serial", whole_product<Kokkos::Serial>(Kokkos::Serial(), c), slow_samples, 0});
+  others.push_back(
+      {"kokkos_kernels", kk_spgemm<Host>{exec, nd::to_crs(exec, a), nd::to_crs(exec, b)}, 3, 1});
+  others.push_back(
+      {"hm_plan_reused", [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused); }, 0, 1, false});
+  others.push_back(
+      {"hm_portable",
+       [=] { const auto r = nd::multiply(exec, a, b, nd::op::none, nd::op::none, portable); }, 0, 1,
+       false});
+  others.push_back({"hm_portable_plan_reused",
+                    [=] { nd::multiply(exec, plan, 1.0, a, b, 0.0, c_reused, portable); }, 0, 1,
+                    false});
+  if (c.banded) {
+    const auto ca = nd::cdm_from_hm(exec, a), cb = nd::cdm_from_hm(exec, b);
+    const nd::cdm_product_plan<double, mem> cplan(exec, ca, cb);
+    auto cc = cplan.make_c(exec);
+    others.push_back({"cdm", [=] { const auto r = nd::multiply(exec, ca, cb); }, 0, 1, false});
+    others.push_back(
+        {"cdm_plan_reused", [=] { nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc); }, 0, 1, false});
+    others.push_back({"cdm_portable_plan_reused",
+                      [=] { nd::multiply(exec, cplan, 1.0, ca, cb, 0.0, cc, portable); }, 0, 1,
+                      false});
+  }
+  const double bytes = 8.0 * double(a.stored_count() + b.stored_count() + plan.c_stored_count());
   nearsparse::perf::compare_many(state, exec, ours, others, workload{plan.flops(), bytes}, 1);
+  const double bandwidth = copy_bandwidth(exec);
+  const double t = state.counters["t"];
+  state.counters["bandwidth_GBs"] = bandwidth * 1e-9;
+  state.counters["floor_t"] = bytes / bandwidth;
+  state.counters["floor_fraction"] = bytes / bandwidth / t;
+  if (c.banded)
+    state.counters["cdm_speedup_kokkos_kernels"] =
+        state.counters["t_kokkos_kernels"] / state.counters["t_cdm"];
+  state.counters["c_stored"] = double(plan.c_stored_count());
+  state.counters["dg_c"] = double(plan.c_offsets().size());
 }
 
 std::vector<diag_case> banded_cases() {
@@ -275,13 +340,15 @@ void add(const std::string& name, F fn, int iterations) {
 template <class Exec>
 void register_host() {
   if (std::string(Exec::name()) == "Serial") return;  // Serial is the baseline here
+  // Bands up to n = 2048 and the program's default, n = 10240 with half-bands up to 20; the
+  // structured cases of Table 1 (n up to 10000).
   for (const auto& c : banded_cases())
-    if (c.n <= 2048 || nearsparse::perf::smoke_mode())
+    if (c.n <= 2048 || (c.n == 10240 && c.a <= 20) || nearsparse::perf::smoke_mode())
       add(
           "diag/banded/openmp/" + c.name(), [c](benchmark::State& st) { bench_host<Exec>(st, c); },
           5);
   for (const auto& c : structured_cases())
-    if (c.n <= 4000)
+    if (c.a < 200)
       add(
           "diag/structured/openmp/" + c.name(),
           [c](benchmark::State& st) { bench_host<Exec>(st, c); }, 5);

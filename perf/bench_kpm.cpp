@@ -4,10 +4,13 @@
 //   kpm/step/<space>/<crs|sell32>/R:<R>   the augmented SpMMV (ours) against, in the same
 //       process, the naive stage (SpMV + Kokkos Kernels BLAS-1, R vectors one by one), the
 //       augmented SpMV (R vectors one by one) and, on CUDA, cuSPARSE SpMM on the row-major block
-//       plus the cuBLAS BLAS-1 chain; on CUDA also t_portable, the portable kernel. Counters: t
-//       (one step of the block), t_per_vector, GFLOP/s, GB/s of the minimum traffic, B_min
-//       (equation 5, bytes/flop), bandwidth (a copy kernel measured in the same process, bytes read
-//       + written per second) and roofline = achieved GFLOP/s / (bandwidth / B_min).
+//       plus the cuBLAS BLAS-1 chain; also t_portable, the portable kernel, and on host spaces
+//       t_baseline_isa, the host kernel's copy for the compiler's baseline instruction set.
+//       Counters: t (one step of the block), t_per_vector, GFLOP/s, GB/s of the minimum traffic
+//       (equation 4), B_min (equation 5, bytes/flop), bandwidth (a copy measured in the same
+//       process on the same threads, bytes read + written per second), copy_fraction = GB/s /
+//       bandwidth (the same as roofline = achieved GFLOP/s / (bandwidth / B_min)) and
+//       copy_fraction_baseline_isa, portable_over_ours = t_portable / t.
 //   kpm/split/R:<R>                       one step with the rows split between Cuda and OpenMP
 //       (weight from measured rates) against each space alone: efficiency = split rate / (sum of
 //       the single-space rates), the paper's parallel efficiency of a heterogeneous node.
@@ -88,16 +91,30 @@ void bench_step(benchmark::State& state, const Matrix& h, int R, bool sell) {
                       exec.fence();
                     },
                     slow_samples, 1, true});
-  if (!host)
-    others.push_back({"portable",
-                      [&] {
+  others.push_back({"portable",
+                    [&] {
+                      nk::detail::aug_spmmv(
+                          exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
+                          nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta, 0,
+                          portable);
+                      exec.fence();
+                    },
+                    0, 1, false});
+  if (host) {
+    // The host kernel's copy for the compiler's baseline instruction set (SSE2 on x86-64), which
+    // runs where the processor has no AVX2 and FMA.
+    nk::detail::aug_settings baseline_isa = settings;
+    baseline_isa.host_wide_vectors = false;
+    others.push_back({"baseline_isa",
+                      [&, baseline_isa] {
                         nk::detail::aug_spmmv(
                             exec, "nearsparse::kpm::aug_spmmv", rows, 0, n, y, x,
                             nk::detail::aug_coefficients{2 * s.a, -2 * s.a * s.b, -1.0}, true, eta,
-                            0, portable);
+                            0, baseline_isa);
                         exec.fence();
                       },
                       0, 1, false});
+  }
 #ifdef KOKKOS_ENABLE_CUDA
   std::unique_ptr<nearsparse::perf::vendor::kpm_step> vendor;
   block uu;

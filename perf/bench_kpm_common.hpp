@@ -99,6 +99,14 @@ inline void set_kpm_counters(benchmark::State& state, std::int64_t n, std::int64
   state.counters["B_min"] = bmin;
   state.counters["bandwidth_GBs"] = bandwidth * 1e-9;
   state.counters["roofline"] = (w.flops / t) / (bandwidth / bmin);
+  // The equation-4 bytes per second as a fraction of the copy bandwidth, for ours and the
+  // variants timed beside it.
+  state.counters["copy_fraction"] = (w.bytes / t) / bandwidth;
+  if (state.counters.count("t_baseline_isa"))
+    state.counters["copy_fraction_baseline_isa"] =
+        (w.bytes / state.counters["t_baseline_isa"]) / bandwidth;
+  if (state.counters.count("t_portable"))
+    state.counters["portable_over_ours"] = state.counters["t_portable"] / t;
 }
 
 }  // namespace nearsparse::perf::kpm

@@ -1,12 +1,15 @@
 // SpAMM benchmarks (section 4.1 of the cuSpAMM paper).
 //
-//   spamm/<space>/<matrix>/<precision>/N/v   a reused plan's product against the dense product of
-//       the same precision in the same process: cuBLAS (DGEMM, SGEMM, TF32, FP16/BF16 GemmEx with
-//       fp32 accumulation) on CUDA, OpenBLAS on the host (as many threads as the backend; Kokkos
-//       Kernels' dense gemm where the build has no OpenBLAS, said in the label). v is the target
-//       valid ratio (1 = tau 0, the dense product). Counters: valid_ratio, tau, rel_error =
-//       ||C_exact - C||_F / ||C_exact||_F against an fp64 product, and t_full / speedup_full
-//       for a product that also builds its plan (packing and norm maps, tau given).
+//   spamm/cuda/<matrix>/<precision>/N/v   a reused plan's product against cuBLAS of the same
+//       precision (DGEMM, SGEMM, TF32, FP16/BF16 GemmEx with fp32 accumulation) in the same
+//       process. v is the target valid ratio (1 = tau 0, the dense product). Counters:
+//       valid_ratio, tau, rel_error = ||C_exact - C||_F / ||C_exact||_F against an fp64 product,
+//       and t_full / speedup_full for a product that also builds its plan (tau given).
+//   spamm/openmp/<matrix>/<precision>/N/v   the whole nearsparse::spamm::multiply call (plan,
+//       tau search, product) as "t", a reused plan's product (t_reused) and a call with tau given
+//       (t_whole_tau) against OpenBLAS's dense product of the same precision on as many threads as
+//       the backend (Kokkos Kernels' dense gemm where the build has no OpenBLAS, said in the
+//       label); counters as above, speedup against the whole call, speedup_reused.
 //   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
 //       GPU: what the specialization buys.
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
@@ -18,7 +21,7 @@
 #include "baselines/cublas_spamm.hpp"
 #include "support/harness.hpp"
 
-#include <host_blas.hpp>
+#include <nearsparse/core/detail/host_blas.hpp>
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/spamm.hpp>
@@ -86,7 +89,18 @@ exact_cache<Exec>& exact_product(const Exec& exec, decay d, long n) {
   } else
 #endif
   {
-    KokkosBlas::gemm("N", "N", 1.0, cache.a, cache.a, 0.0, cache.c);
+    constexpr bool host =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+    bool done = false;
+    if constexpr (host) {
+      namespace host_blas = nearsparse::detail::host_blas;
+      if (host_blas::available()) {
+        host_blas::set_threads(exec.concurrency());
+        host_blas::gemm(1.0, cache.a, cache.a, 0.0, cache.c);
+        done = true;
+      }
+    }
+    if (!done) KokkosBlas::gemm("N", "N", 1.0, cache.a, cache.a, 0.0, cache.c);
   }
   exec.fence();
   cache.d = d;
@@ -142,38 +156,66 @@ double time_full(const Exec& exec, const InView& a, const CView& c, const spamm:
   return nearsparse::perf::median(t);
 }
 
+// On a host space: the whole nearsparse::spamm::multiply call with its tau search (the plan built:
+// packing, norm maps, search; then the product) against OpenBLAS's dense product of the same
+// precision on as many threads as the backend has (Kokkos Kernels' dense gemm where the build has
+// no OpenBLAS, said in the label). "t" is the whole call; t_reused is a reused plan's product,
+// t_whole_tau a call with tau given (no search). Counters: speedup (OpenBLAS / whole call),
+// speedup_reused (OpenBLAS / reused plan), kernel (1: the host BLAS path ran, 0: the portable
+// kernel), valid_ratio, tau, rel_error.
 template <class Exec, class In, class Out>
 void bench_host(benchmark::State& state, case_spec spec) {
+  using nearsparse::perf::contender;
   const Exec exec;
   const long n = state.range(0);
   auto& ex = exact_product(exec, spec.d, n);
   const auto a = decay_input<Exec, In>(exec, spec, n);
   matrix<Exec, Out> c("C", n, n), dense("C_dense", n, n);
-  spamm::options opt = options_of(spec);
-  spamm::plan<Exec> plan(exec, a, a, opt);
+  const spamm::options opt = options_of(spec);
+  auto plan = std::make_shared<spamm::plan<Exec>>(exec, a, a, opt);
+  spamm::options fixed = opt;
+  fixed.target_valid_ratio = 0;
+  fixed.tau = plan->tau();
   const double flops = 2.0 * n * n * double(n);
-  namespace host_blas = nearsparse::app::host_blas;
+  namespace host_blas = nearsparse::detail::host_blas;
   // A CUDA build instantiates this for Kokkos::Cuda too: the OpenBLAS branch is compiled only for
   // host memory.
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   const bool openblas = host && host_blas::available();
-  std::string baseline = host ? "Kokkos Kernels gemm (no OpenBLAS found)" : "KokkosBlas::gemm";
+  std::string baseline = "kokkos_kernels_gemm";
   if (openblas) {
     host_blas::set_threads(exec.concurrency());
-    baseline = std::string("OpenBLAS ") + (sizeof(Out) == 4 ? "sgemm (" : "dgemm (") +
-               std::to_string(host_blas::threads()) + " threads)";
+    baseline = std::string("openblas_") + (sizeof(Out) == 4 ? "sgemm" : "dgemm");
   }
-  nearsparse::perf::compare(
-      state, exec, [&] { plan.multiply(exec, 1, 0, c); }, baseline,
-      [&] {
-        if constexpr (host) {
-          if (openblas) return host_blas::gemm(Out(1), a, a, Out(0), dense);
-        }
-        KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense);
-      },
-      workload{flops * plan.valid_ratio(), 3.0 * n * n * sizeof(In)}, 1);
-  spamm_counters(state, exec, plan, c, ex.c);
+  std::vector<contender> others;
+  others.push_back({"reused", [=] { plan->multiply(exec, 1, 0, c); }, 0, 1, false});
+  others.push_back({"whole_tau",
+                    [=] {
+                      spamm::plan<Exec> p(exec, a, a, fixed);
+                      p.multiply(exec, 1, 0, c);
+                    },
+                    0, 1, false});
+  others.push_back({baseline,
+                    [=] {
+                      if constexpr (host) {
+                        if (openblas) return host_blas::gemm(Out(1), a, a, Out(0), dense);
+                      }
+                      KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense);
+                      exec.fence();
+                    },
+                    0, 1});
+  nearsparse::perf::compare_many(
+      state, exec, [&] { spamm::multiply(exec, 1, a, a, 0, c, opt); }, others,
+      workload{flops * plan->valid_ratio(), 3.0 * n * n * sizeof(In)}, 1,
+      nearsparse::perf::call_timing::warm);
+  state.counters["speedup"] = state.counters["speedup_" + baseline];
+  state.counters["speedup_reused"] = state.counters["t_" + baseline] / state.counters["t_reused"];
+  state.counters["kernel"] =
+      host && host_blas::available() && opt.implementation != nearsparse::implementation::portable;
+  spamm_counters(state, exec, *plan, c, ex.c);
+  state.SetLabel(std::string(Exec::name()) + " vs " + baseline +
+                 (openblas ? std::string(" (") + host_blas::name() + ")" : std::string()));
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -413,7 +455,7 @@ void register_host() {
   for (double v : pick<std::vector<double>>({1.0, 0.2, 0.1, 0.05}, {0.1})) {
     for (auto p : {spamm_precision::fp64, spamm_precision::fp32}) {
       case_spec s{decay::algebraic, p, v, 64};
-      const auto sizes = pick<std::vector<long>>({1024, 2048}, {200});
+      const auto sizes = pick<std::vector<long>>({2048, 4096}, {200});
       if (p == spamm_precision::fp64) {
         add(
             label("openmp", s),

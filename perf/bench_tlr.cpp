@@ -20,10 +20,14 @@
 //       host, as above). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and
 //       B included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and
 //       for a dense C t_one_call_per_outer_product (the paper's nt batched calls).
+//   tlr/compress/openmp/N:<N>/tile:256/accuracy:1e-8, tlr/gemm/<dense_c|tlr_c>/openmp/N:<N>/
+//       tile:256/accuracy:1e-8   the host cases at an accuracy: the Hilbert matrix compressed to
+//       1e-8 (ranks up to 64), compression alone and TLR-GEMM alone and with the compression of A
+//       and B, against one OpenBLAS DGEMM of the same size; t_portable where N <= 2048.
 #include "baselines/cublas.hpp"
 #include "support/harness.hpp"
 
-#include <host_blas.hpp>
+#include <nearsparse/core/detail/host_blas.hpp>
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/matrix_norms.hpp>
@@ -79,19 +83,19 @@ tlr_of<Exec> random_tlr(const Exec& exec, std::size_t rows, std::size_t cols, st
 /// Kernels gemm where the build has no OpenBLAS (the counters then say
 /// KokkosBlas_gemm_no_openblas).
 struct host_dense {
-  static bool openblas() { return nearsparse::app::host_blas::available(); }
+  static bool openblas() { return nearsparse::detail::host_blas::available(); }
   static std::string name() {
     return openblas() ? "openblas_dgemm" : "KokkosBlas_gemm_no_openblas";
   }
   /// Call once per benchmark, before timing.
   template <class Exec>
   static void prepare(const Exec& exec) {
-    nearsparse::app::host_blas::set_threads(exec.concurrency());
+    nearsparse::detail::host_blas::set_threads(exec.concurrency());
   }
   template <class AView, class BView, class CView>
   static void gemm(double alpha, const AView& a, const BView& b, double beta, const CView& c) {
     if (openblas()) {
-      nearsparse::app::host_blas::gemm(alpha, a, b, beta, c);
+      nearsparse::detail::host_blas::gemm(alpha, a, b, beta, c);
     } else {
       KokkosBlas::gemm("N", "N", alpha, a, b, beta, c);
     }
@@ -333,6 +337,118 @@ void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r,
   state.counters["rank"] = r;
 }
 
+/// The host case: the Hilbert matrix compressed to an accuracy (ranks as the accuracy
+/// needs, up to max_rank) in nb x nb tiles, timed against one dense product of the same size
+/// (OpenBLAS DGEMM on the host): compression alone (what = compress), or TLR-GEMM of the compressed
+/// operands into a dense C (dense_c) or a TLR C recompressed to the same accuracy (tlr_c), timed
+/// alone and with_compression (compressing A and B, then the product: what a user with dense
+/// operands pays). t_portable: the portable kernels, where they finish in reasonable time.
+template <class Exec>
+void bench_accuracy_case(benchmark::State& state, const std::string& what, std::size_t n,
+                         std::size_t nb, double accuracy, int max_rank) {
+  const Exec exec;
+  host_dense::prepare(exec);
+  const auto a = nt::hilbert(exec, n, n);
+  nt::compression_options co;
+  co.max_rank = max_rank;
+  co.trunc.accuracy = accuracy;
+  nt::compression_options portable_co = co;
+  portable_co.implementation = nearsparse::implementation::portable;
+  nt::compression_report report;
+  auto at = nt::compress(exec, a, nb, co, report);
+  dense_of<Exec> reference("bench::reference", n, n);
+  dense_gemm<Exec> dense(exec);
+  const std::string baseline = host_dense::name();
+  std::vector<contender> others;
+  others.push_back({baseline,
+                    [&] {
+                      dense.run(a, a, reference);
+                      exec.fence();
+                    },
+                    2, 1, true});
+  nearsparse::perf::workload work;
+  const bool portable_too = n <= 2048 || nearsparse::perf::smoke_mode();
+  double error = 0;
+  nt::gemm_options go;
+  go.trunc.accuracy = accuracy;
+  nt::gemm_options portable_go = go;
+  portable_go.implementation = nearsparse::implementation::portable;
+  if (what == "compress") {
+    if (portable_too)
+      others.push_back({"portable",
+                        [&] {
+                          nt::compress(exec, a, nb, portable_co);
+                          exec.fence();
+                        },
+                        1, 0, false});
+    work.bytes = double(n) * n * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { at = nt::compress(exec, a, nb, co, report); }, others, work, 1);
+    dense.run(a, a, reference);
+    exec.fence();
+  } else if (what == "dense_c") {
+    dense_of<Exec> c("bench::c", n, n);
+    others.push_back({"with_compression",
+                      [&] {
+                        auto a2 = nt::compress(exec, a, nb, co);
+                        auto b2 = nt::compress(exec, a, nb, co);
+                        nt::gemm(exec, 1.0, a2, b2, 0.0, c);
+                        exec.fence();
+                      },
+                      2, 1, false});
+    if (portable_too)
+      others.push_back({"portable",
+                        [&] {
+                          nt::gemm(exec, 1.0, at, at, 0.0, c, portable_go);
+                          exec.fence();
+                        },
+                        1, 0, false});
+    work.bytes = 2.0 * double(n) * n * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); }, others, work, 1);
+    error = nearsparse::frobenius_distance(exec, c, reference) /
+            nearsparse::frobenius_norm(exec, reference);
+  } else {
+    tlr_of<Exec> c(exec, n, n, nb, max_rank);
+    nt::gemm_report gr;
+    others.push_back({"with_compression",
+                      [&] {
+                        auto a2 = nt::compress(exec, a, nb, co);
+                        auto b2 = nt::compress(exec, a, nb, co);
+                        tlr_of<Exec> c2(exec, n, n, nb, max_rank);
+                        nt::gemm(exec, 1.0, a2, b2, 0.0, c2, go);
+                        exec.fence();
+                      },
+                      2, 1, false});
+    if (portable_too)
+      others.push_back({"portable",
+                        [&] {
+                          tlr_of<Exec> c2(exec, n, n, nb, max_rank);
+                          nt::gemm(exec, 1.0, at, at, 0.0, c2, portable_go);
+                          exec.fence();
+                        },
+                        1, 0, false});
+    work.bytes = 2.0 * double(n) * n * sizeof(double);
+    nearsparse::perf::compare_many(
+        state, exec, [&] { gr = nt::gemm(exec, 1.0, at, at, 0.0, c, go); }, others, work, 1);
+    error = nearsparse::frobenius_distance(exec, nt::to_dense(exec, c), reference) /
+            nearsparse::frobenius_norm(exec, reference);
+    state.counters["c_mean_rank"] = gr.mean_rank;
+    state.counters["c_max_rank"] = gr.max_rank;
+  }
+  const double t_base = state.counters["t_" + baseline];
+  if (what != "compress")
+    state.counters["speedup_with_compression"] = t_base / state.counters["t_with_compression"];
+  else
+    state.counters["compression_error"] = report.relative_error;
+  if (what != "compress") state.counters["error"] = error;
+  state.counters["mean_rank"] = report.mean_rank;
+  state.counters["max_rank"] = report.max_rank;
+  state.counters["tiles_at_cap"] = double(report.tiles_at_cap);
+  state.counters["N"] = double(n);
+  state.counters["tile"] = double(nb);
+}
+
 /// The accuracy each rank reaches (the paper's Figure 4(b)): the Hilbert matrix of size n as one
 /// tile, compressed to a fixed rank, times itself into a dense C (GEMM-LLD) and into a low-rank C
 /// recompressed to the same rank (GEMM-LLL); errors against the dense product, timed against it.
@@ -379,6 +495,9 @@ void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
 }
 
 template <class Exec>
+void register_host_accuracy_cases();
+
+template <class Exec>
 void register_space() {
   const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
   if (host && std::string(Exec::name()) == "Serial") return;
@@ -422,6 +541,7 @@ void register_space() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(pick(host ? 3 : 10, 1));
     }
+  if (host) register_host_accuracy_cases<Exec>();
   for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64}) {
     if (nearsparse::perf::smoke_mode() && r != 4) continue;
     const std::string name = "tlr/accuracy/" + space + "/N:1024/rank:" + std::to_string(r);
@@ -459,6 +579,26 @@ void register_space() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(pick(n >= 32768 ? 3 : 5, 1));
       if (nearsparse::perf::smoke_mode()) break;
+    }
+}
+
+/// The host cases at the accuracy (tile 256, accuracy 1e-8) at N = 2048 and 4096.
+template <class Exec>
+void register_host_accuracy_cases() {
+  for (const std::size_t n : {std::size_t(2048), std::size_t(4096)})
+    for (const std::string what : {"compress", "dense_c", "tlr_c"}) {
+      if (nearsparse::perf::smoke_mode() && n != 2048) continue;
+      const std::string name = "tlr/" + (what == "compress" ? what : "gemm/" + what) +
+                               "/openmp/N:" + std::to_string(n) + "/tile:256/accuracy:1e-8";
+      const std::size_t size = pick<std::size_t>(n, 100), nb = pick<std::size_t>(256, 32);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [what, size, nb](benchmark::State& st) {
+                                     bench_accuracy_case<Exec>(st, what, size, nb, 1e-8,
+                                                               pick(64, 16));
+                                   })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(pick(3, 1));
     }
 }
 

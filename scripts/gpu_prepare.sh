@@ -41,6 +41,24 @@ for lib in lapack/liblapack.a blas/libblas.a; do
   cp -L "$src" "$dest/lib/"
 done
 cp -L "$(gcc -print-file-name=libgfortran.a)" "$(gcc -print-file-name=libquadmath.a)" "$dest/lib/"
+# OpenBLAS, Debian's OpenMP build (the host specializations' BLAS and LAPACK and the host dense
+# baseline), with its headers and the Fortran runtime it needs, compressed: the shared library
+# alone is larger than what may travel uncompressed. scripts/gpu_run.sh unpacks it into the
+# dependency folder.
+openblas_lib=/usr/lib/"$multiarch"/openblas-openmp/libopenblas.so.0
+openblas_inc=/usr/include/"$multiarch"/openblas-openmp
+if [[ -f $openblas_lib && -f $openblas_inc/cblas.h ]]; then
+  stage=$(mktemp -d)
+  mkdir -p "$stage/lib" "$stage/include/openblas-openmp"
+  cp -L "$openblas_lib" "$stage/lib/libopenblas.so.0"
+  ln -s libopenblas.so.0 "$stage/lib/libopenblas.so"
+  cp -L /usr/lib/"$multiarch"/libgfortran.so.5 /usr/lib/"$multiarch"/libquadmath.so.0 "$stage/lib/"
+  cp -L "$openblas_inc"/*.h "$stage/include/openblas-openmp/"
+  tar -C "$stage" -cJf "$dest/openblas-openmp.tar.xz" lib include
+  rm -rf "$stage"
+else
+  echo "[gpu_prepare] no OpenMP OpenBLAS (libopenblas-openmp-dev): the GPU build runs without it" >&2
+fi
 # The GPU machine gets the tree without .git: keep the revision for the benchmark context.
 git -C "$root" describe --always --dirty --abbrev=12 >"$dest/REVISION" 2>/dev/null ||
   echo unknown >"$dest/REVISION"

@@ -34,6 +34,17 @@ done
 mkdir -p "$out"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
 
+# OpenBLAS as scripts/gpu_prepare.sh packed it: into the dependency folder, which CMake searches.
+if [[ -f $deps/openblas-openmp.tar.xz && ! -e $deps/lib/libopenblas.so.0 ]]; then
+  tar -C "$deps" -xJf "$deps/openblas-openmp.tar.xz"
+fi
+export LD_LIBRARY_PATH=$deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# OpenBLAS 0.3.21 does not know processors newer than it (it falls back to its generic Prescott
+# kernels, several times slower): on an AVX-512 processor name the Skylake-X kernels.
+if [[ -z ${OPENBLAS_CORETYPE:-} ]] && grep -qw avx512f /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=SkylakeX
+fi
+
 revision=$(cat "$deps/REVISION" 2>/dev/null || echo unknown)
 extra=("-DNEARSPARSE_GIT_REVISION=$revision")
 if [[ $mpi -eq 1 ]]; then

@@ -3,9 +3,9 @@
 // the same precision as the baseline: OpenBLAS on a host backend (Kokkos Kernels gemm where the
 // build has no OpenBLAS), Kokkos Kernels gemm on the device. --sweep walks the valid ratio from
 // 100 % down to 1 %, reusing one plan, and writes error and speedup against tau as CSV and SVG.
+#include <nearsparse/core/detail/host_blas.hpp>
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
-#include "host_blas.hpp"
 #include "svg_chart.hpp"
 #include "timing.hpp"
 
@@ -28,6 +28,8 @@
 namespace nearsparse::app {
 
 namespace {
+
+namespace host_blas = nearsparse::detail::host_blas;
 
 struct spamm_settings {
   long n;

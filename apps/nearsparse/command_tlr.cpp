@@ -3,11 +3,13 @@
 // product in time (OpenBLAS on a host backend, Kokkos Kernels gemm on the device or where the
 // build has no OpenBLAS) and in accuracy (against Kokkos Kernels gemm). The errors are checked
 // against the bound the compression and recompression errors give. --kernel picks the
-// implementation of the dense-C product, the one step with a specialized path (cuBLAS on CUDA);
-// compression and the TLR-C product have the portable kernels only.
+// implementation of the dense-C product, the one step with a specialized path on every backend
+// (cuBLAS on CUDA, OpenBLAS on the host); compression and the TLR-C product take the automatic
+// choice (LAPACK and BLAS per tile on a host backend with OpenBLAS, the portable kernels
+// elsewhere).
+#include <nearsparse/core/detail/host_blas.hpp>
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
-#include "host_blas.hpp"
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -28,6 +30,8 @@
 namespace nearsparse::app {
 
 namespace {
+
+namespace host_blas = nearsparse::detail::host_blas;
 
 namespace nt = nearsparse::tlr;
 

@@ -1,5 +1,6 @@
 #include <nearsparse/core/configuration.hpp>
 #include <nearsparse/core/detail/enum_names.hpp>
+#include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 
@@ -66,7 +67,8 @@ void print_configuration(std::ostream& out, bool detailed) {
       << "  default space:   " << Kokkos::DefaultExecutionSpace::name() << "\n"
       << "  host threads:    " << Kokkos::DefaultHostExecutionSpace().concurrency() << " of "
       << std::thread::hardware_concurrency() << " hardware threads\n"
-      << "  MPI drivers:     " << (b.mpi ? "yes" : "no") << "\n";
+      << "  MPI drivers:     " << (b.mpi ? "yes" : "no") << "\n"
+      << "  host BLAS:       " << detail::host_blas::name() << "\n";
   const auto devices = cuda_devices();
   if (backend_enabled("cuda")) {
     out << "  CUDA devices:    " << devices.size() << "\n";

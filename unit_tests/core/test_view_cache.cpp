@@ -1,6 +1,6 @@
 // The cache of device allocations (core/detail/view_cache.hpp). Its policy is the same for every
-// memory space, so it is tested here on host memory, where cached_view itself never caches; the
-// diagonal-format tests run it on the GPU.
+// memory space, so it is tested here on host memory (view_cache directly, and cached_view, which
+// keeps host allocations of at least 1 MiB); the diagonal-format tests run it on the GPU.
 
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/device_memory.hpp>
@@ -129,4 +129,31 @@ TEST_CASE("the view caches share one bound", "[core]") {
   nearsparse::set_device_cache_limit(0);
   auto e = vectors.get("e", 10);
   REQUIRE(vectors.kept_bytes() == (part / sizeof(double) + 2) * sizeof(double));
+}
+
+TEST_CASE("cached_view keeps host allocations of at least 1 MiB and no smaller ones",
+          "[core][view_cache]") {
+  limit_for_test guard(test_limit);
+  const std::size_t big = (std::size_t(1) << 20) / sizeof(double);  // exactly 1 MiB
+  const double* first = nullptr;
+  {
+    auto v = nd::cached_view<vector>("big", big);
+    first = v.data();
+    REQUIRE(v.extent(0) == big);
+  }
+  {
+    auto again = nd::cached_view<vector>("big", big);
+    CHECK(again.data() == first);  // the kept allocation, nobody else holds it
+    auto second = nd::cached_view<vector>("big", big);
+    CHECK(second.data() != again.data());  // taken while the first is referenced
+  }
+  const std::size_t kept = nd::view_cache<vector>::instance().kept_bytes();
+  CHECK(kept == 2 * big * sizeof(double));
+  {
+    auto small = nd::cached_view<vector>("small", big - 1);
+    CHECK(small.extent(0) == big - 1);
+  }
+  CHECK(nd::view_cache<vector>::instance().kept_bytes() == kept);  // not kept
+  nearsparse::release_cached_device_memory();
+  CHECK(nd::view_cache<vector>::instance().kept_bytes() == 0);
 }

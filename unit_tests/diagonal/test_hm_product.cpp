@@ -203,15 +203,15 @@ std::pair<double, double> difference(const Matrix& x, const Matrix& y) {
 
 TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for", "[diagonal]",
                         nearsparse::enabled_execution_spaces) {
-  // portable and automatic compute the same C (bit for bit where both run the same kernel: on
-  // host backends, which have no specialized path); specialized throws nearsparse::unsupported
-  // where there is no specialized path (host backends, the atomic algorithm) and on CUDA runs
-  // the band tiles or the fused kernel. (test_cdm_product.cpp checks CDM products: each product
-  // template is instantiated in one test file, as nvcc's extended lambdas need.)
+  // portable and automatic compute the same C (up to rounding: automatic takes the specialized
+  // kernels where they serve the product); specialized throws nearsparse::unsupported where there
+  // is no specialized path (the atomic algorithm) and otherwise runs the host kernel (OpenMP,
+  // Serial) or, on CUDA, the band tiles or the fused kernel. (test_cdm_product.cpp checks CDM
+  // products: each product template is instantiated in one test file, as nvcc's extended lambdas
+  // need.)
   using nearsparse::implementation;
   const TestType exec;
   using mem = typename TestType::memory_space;
-  constexpr bool host = Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
   const std::vector<hm_case> shapes = {
@@ -243,11 +243,11 @@ TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for
         else  // the atomic kernel's order of additions, or CUDA's kernels
           CHECK(worst <= 64 * ref::roundoff<double>() * std::max(scale, 1.0));
       };
-      check_close(c_automatic, c_portable, host && algorithm == os);
-      check_close(w_automatic, w_portable, host && algorithm == os);
+      check_close(c_automatic, c_portable, false);
+      check_close(w_automatic, w_portable, false);
       const auto specialized = options_for(algorithm, implementation::specialized);
       auto c_specialized = plan.make_c(exec);
-      if (host || algorithm != os) {
+      if (algorithm != os) {
         CHECK_THROWS_AS(nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized),
                         nearsparse::unsupported);
         CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized),
@@ -261,7 +261,8 @@ TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for
                               Contains("implementation::specialized") &&
                               Contains(TestType::name()));
       } else {
-        // CUDA: the band tiles with a plan, the band tiles or the fused kernel whole.
+        // Host backends: the host kernel. CUDA: the band tiles with a plan, the band tiles or the
+        // fused kernel whole.
         nd::multiply(exec, plan, 1.5, a, b, 0.0, c_specialized, specialized);
         const auto w_specialized =
             nd::multiply(exec, a, b, nd::op::none, nd::op::none, specialized);
@@ -882,4 +883,180 @@ TEST_CASE("a band's diagonal starts in closed form equal the stored starts", "[d
         for (int hi = lo; hi < cols; ++hi) check_band(rows, cols, lo, hi);
   check_band(10240, 9000, -300, 250);
   check_band(70000, 70000, -69999, 69999);  // past 2^31 values
+}
+
+namespace {
+
+/// Whether multiply() on this space and memory has the host kernel (OpenMP, Serial, HostSpace).
+template <class Exec>
+constexpr bool has_host_kernel() {
+  return std::is_same_v<typename Exec::memory_space, Kokkos::HostSpace> &&
+         Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+}
+
+/// The union of two offset lists.
+std::vector<int> merged(std::vector<int> x, const std::vector<int>& y) {
+  x.insert(x.end(), y.begin(), y.end());
+  std::sort(x.begin(), x.end());
+  x.erase(std::unique(x.begin(), x.end()), x.end());
+  return x;
+}
+
+/// The host kernel (implementation::specialized) against the portable kernel, with a plan
+/// (alpha, beta and a random C) and whole; against the dense product where `dense`.
+template <class Scalar, class Exec>
+void check_host_kernel(const Exec& exec, const hm_case& c, nd::op op_a, nd::op op_b, bool dense,
+                       std::uint64_t seed) {
+  using nearsparse::implementation;
+  using mem = typename Exec::memory_space;
+  const bool ta = op_a == nd::op::transpose, tb = op_b == nd::op::transpose;
+  INFO(c.name << ", op(A) " << nd::to_string(op_a) << ", op(B) " << nd::to_string(op_b) << ", "
+              << (std::is_same_v<Scalar, float> ? "float" : "double") << ", seed " << seed);
+  const auto a = nd::random_hm<Scalar>(exec, ta ? c.k : c.m, ta ? c.m : c.k,
+                                       ta ? negated(c.a_offsets) : c.a_offsets, seed);
+  const auto b = nd::random_hm<Scalar>(exec, tb ? c.n : c.k, tb ? c.k : c.n,
+                                       tb ? negated(c.b_offsets) : c.b_offsets, seed + 1);
+  const auto os = nd::hm_algorithm::output_stationary;
+  const auto specialized = options_for(os, implementation::specialized);
+  const auto portable = options_for(os, implementation::portable);
+  const nd::hm_product_plan<Scalar, mem> plan(exec, a, b, op_a, op_b);
+  auto c_host = plan.make_c(exec), c_portable = plan.make_c(exec);
+  nearsparse::fill_random(exec, c_host.values(), seed + 2, -1.0, 1.0);
+  Kokkos::deep_copy(exec, c_portable.values(), c_host.values());
+  const auto c0 = dense ? ref::dense_of(exec, c_host) : host_matrix<double>(0, 0);
+  const Scalar alpha = 1.25, beta = -0.5;
+  nd::multiply(exec, plan, alpha, a, b, beta, c_host, specialized);
+  nd::multiply(exec, plan, alpha, a, b, beta, c_portable, portable);
+  const auto w_host = nd::multiply(exec, a, b, op_a, op_b, specialized);
+  const auto w_portable = nd::multiply(exec, a, b, op_a, op_b, portable);
+  exec.fence();
+  // Both sum each element's pairs in the same order: they differ at most by the compiler's
+  // contraction of multiply-adds.
+  const double tolerance = 64 * ref::roundoff<Scalar>();
+  const auto [worst, scale] = difference(c_host, c_portable);
+  CHECK(worst <= tolerance * std::max(scale, 1.0));
+  CHECK(w_host.host_offsets() == plan.c_offsets());
+  CHECK(w_host.host_starts() == w_portable.host_starts());
+  const auto [w_worst, w_scale] = difference(w_host, w_portable);
+  CHECK(w_worst <= tolerance * std::max(w_scale, 1.0));
+  if (dense) {
+    const auto ha = ref::apply_op(ref::dense_of(exec, a), op_a);
+    const auto hb = ref::apply_op(ref::dense_of(exec, b), op_b);
+    ref::check_product<Scalar>(ref::dense_of(exec, c_host), alpha, ha, hb, beta, c0);
+    ref::check_product<Scalar>(ref::dense_of(exec, w_host), 1.0, ha, hb, 0.0,
+                               host_matrix<double>(std::size_t(c.m), std::size_t(c.n)));
+  }
+}
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("the host HM kernel equals the portable kernel and the dense product",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  const TestType exec;
+  if constexpr (has_host_kernel<TestType>()) {
+    const auto seed = nearsparse::test::fresh_seed();
+    // Sizes past the kernel's 512-position blocks and not multiples of them or of a vector:
+    // bands (many pairs per diagonal of C, fused four at a time, the rest one by one, ranges
+    // that end inside a block), scattered diagonals, a band with scattered diagonals, lone
+    // diagonals (one pair per diagonal of C, written directly when beta = 0).
+    const std::vector<hm_case> shapes = {
+        {"band 531, half-bands 9 and 6", 531, 531, 531, nd::banded_offsets(531, 531, 9, 9),
+         nd::banded_offsets(531, 531, 6, 6)},
+        {"random 541 x 523 x 557, 23 x 19 diagonals", 541, 523, 557,
+         nd::random_offsets(541, 523, 23, seed + 3), nd::random_offsets(523, 557, 19, seed + 4)},
+        {"band 3 with scattered diagonals, 1037", 1037, 1037, 1037,
+         merged(nd::banded_offsets(1037, 1037, 3, 3), nd::random_offsets(1037, 1037, 9, seed + 5)),
+         merged(nd::banded_offsets(1037, 1037, 2, 4), nd::random_offsets(1037, 1037, 7, seed + 6))},
+        {"lone diagonals 1100", 1100, 1100, 1100, {5}, {-7}},
+        {"wide band 1533 x 1201 x 1389, half-bands 31 and 17", 1533, 1201, 1389,
+         nd::banded_offsets(1533, 1201, 31, 31), nd::banded_offsets(1201, 1389, 17, 17)},
+    };
+    int round = 0;
+    for (const auto& c : shapes)
+      for (const auto op_a : {nd::op::none, nd::op::transpose})
+        for (const auto op_b : {nd::op::none, nd::op::transpose}) {
+          // The dense product (O(n^3)) for every third form of the small shapes.
+          const bool dense = c.m <= 560 && round++ % 3 == 0;
+          check_host_kernel<double>(exec, c, op_a, op_b, dense, seed);
+          check_host_kernel<float>(exec, c, op_a, op_b, dense, seed + 10);
+        }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE(
+    "the host HM kernel does not read C with beta = 0, and handles empty "
+    "products",
+    "[diagonal]", nearsparse::enabled_execution_spaces) {
+  using nearsparse::implementation;
+  const TestType exec;
+  if constexpr (has_host_kernel<TestType>()) {
+    using mem = typename TestType::memory_space;
+    using matrix = nd::hm_matrix<double, mem>;
+    const auto seed = nearsparse::test::fresh_seed();
+    INFO("seed " << seed);
+    const auto specialized =
+        options_for(nd::hm_algorithm::output_stationary, implementation::specialized);
+    // Lone diagonals (the direct write) and a band (the summed blocks) into a C full of NaN.
+    for (const auto& offsets : {std::vector<int>{3}, nd::banded_offsets(777, 777, 5, 5)}) {
+      const auto a = nd::random_hm<double>(exec, 777, 777, offsets, seed);
+      const auto b = nd::random_hm<double>(exec, 777, 777, offsets, seed + 1);
+      const nd::hm_product_plan<double, mem> plan(exec, a, b);
+      auto c = plan.make_c(exec), expected = plan.make_c(exec);
+      Kokkos::deep_copy(exec, c.values(), std::nan(""));
+      nd::multiply(exec, plan, 2.0, a, b, 0.0, c, specialized);
+      nd::multiply(exec, plan, 2.0, a, b, 0.0, expected,
+                   options_for(nd::hm_algorithm::output_stationary, implementation::portable));
+      exec.fence();
+      const auto [worst, scale] = difference(c, expected);
+      CHECK(worst <= 64 * ref::roundoff<double>() * std::max(scale, 1.0));  // NaN fails
+    }
+    // Empty products: no rows, no inner extent, no diagonals, diagonals that never meet.
+    const matrix e(exec, 0, 0, {});
+    CHECK(nd::multiply(exec, e, e, nd::op::none, nd::op::none, specialized).rows() == 0);
+    const matrix a2(exec, 5, 0, {}), b2(exec, 0, 4, {});
+    CHECK(nd::multiply(exec, a2, b2, nd::op::none, nd::op::none, specialized).diagonal_count() ==
+          0);
+    const matrix a3(exec, 6, 6, {}), b3(exec, 6, 6, {0, 2});
+    CHECK(nd::multiply(exec, a3, b3, nd::op::none, nd::op::none, specialized).diagonal_count() ==
+          0);
+    const matrix far_a(exec, 50, 50, {40}), far_b(exec, 50, 50, {30});
+    const auto never = nd::multiply(exec, far_a, far_b, nd::op::none, nd::op::none, specialized);
+    CHECK(never.diagonal_count() == 0);
+    CHECK(never.rows() == 50);
+    const nd::hm_product_plan<double, mem> empty_plan(exec, far_a, far_b);
+    auto empty_c = empty_plan.make_c(exec);
+    CHECK_NOTHROW(nd::multiply(exec, empty_plan, 1.0, far_a, far_b, 0.5, empty_c, specialized));
+    // The atomic algorithm has no host kernel.
+    CHECK_THROWS_WITH(
+        nd::multiply(exec, far_a, far_b, nd::op::none, nd::op::none,
+                     options_for(nd::hm_algorithm::atomic, implementation::specialized)),
+        StartsWith("nearsparse::diagonal::multiply: ") && Contains("atomic"));
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("products keep their C while a later product reuses freed values",
+                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+  // C's values come from the allocation cache: a C still held is never handed out again.
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  const auto offsets = nd::random_offsets(500, 500, 13, seed);
+  const auto a = nd::random_hm<double>(exec, 500, 500, offsets, seed + 1);
+  const auto b = nd::random_hm<double>(exec, 500, 500, offsets, seed + 2);
+  const auto b2 = nd::random_hm<double>(exec, 500, 500, offsets, seed + 3);
+  const auto first = nd::multiply(exec, a, b);
+  const auto before = ref::dense_of(exec, first);
+  for (int round = 0; round < 3; ++round) {
+    const auto other = nd::multiply(exec, a, b2);  // freed at the end of each round
+    exec.fence();
+    CHECK(other.values().data() != first.values().data());
+  }
+  const auto after = ref::dense_of(exec, first);
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < before.rows; ++i)
+    for (std::size_t j = 0; j < before.cols; ++j) changed += before(i, j) != after(i, j);
+  CHECK(changed == 0);
+  ref::check_product<double>(after, 1.0, ref::dense_of(exec, a), ref::dense_of(exec, b), 0.0,
+                             host_matrix<double>(500, 500));
 }

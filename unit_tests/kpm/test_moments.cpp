@@ -44,7 +44,8 @@ nk::chebyshev_moments run(const Exec& exec, const Matrix& h, nk::scaling s, int 
   return nk::moments(exec, h, s, o);
 }
 
-/// The automatic kernel (CUDA's own on Kokkos::Cuda) on a CRS matrix and on its SELL form, and
+/// The automatic kernel (CUDA's own on Kokkos::Cuda, the host kernel on OpenMP and Serial) on a CRS
+/// matrix and on its SELL form, and
 /// the portable kernel on the CRS matrix, with the same options.
 struct kernel_runs {
   nk::chebyshev_moments crs, sell, portable;
@@ -326,18 +327,25 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
     require_close(fast.mu, nk::moments(exec, hc, sc, o).mu, 1e-12);
   }
   {
-    // implementation::specialized takes the CUDA kernel, or says why it cannot.
+    // implementation::specialized takes the CUDA kernel or the host kernel (Kokkos::OpenMP,
+    // Kokkos::Serial), or says why it cannot.
     auto o = short_run(8, seed, nearsparse::implementation::portable);
     const auto portable = nk::moments(exec, h, s, o);
-    bool cuda = false;
+    bool cuda = false, host_kernel = false;
 #ifdef KOKKOS_ENABLE_CUDA
     cuda = std::is_same_v<TestType, Kokkos::Cuda>;
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+    host_kernel = host_kernel || std::is_same_v<TestType, Kokkos::OpenMP>;
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+    host_kernel = host_kernel || std::is_same_v<TestType, Kokkos::Serial>;
 #endif
     o.implementation = nearsparse::implementation::specialized;
     for (auto a : {nk::algorithm::naive, nk::algorithm::aug_spmv, nk::algorithm::aug_spmmv}) {
       INFO(nk::to_string(a));
       o.method = a;
-      if (cuda) {
+      if (cuda || host_kernel) {
         require_close(nk::moments(exec, h, s, o).mu_per_vector, portable.mu_per_vector, 1e-12);
         require_close(nk::moments(exec, sell, s, o).mu, portable.mu, 1e-12);
       } else {
@@ -347,11 +355,20 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
                                                                Contains(TestType::name()));
       }
     }
-    // Past the CUDA kernel's 128 vectors there is no specialized path on any space.
+    // Past the CUDA kernel's 128 vectors there is no specialized path on Kokkos::Cuda; the host
+    // kernel takes any R.
     o.method = nk::algorithm::aug_spmmv;
     o.num_vectors = 129;
-    REQUIRE_THROWS_AS(nk::moments(exec, h, s, o), nearsparse::unsupported);
-    // The automatic choice gives the portable kernel's moments (the CUDA kernel's on Kokkos::Cuda).
+    if (host_kernel) {
+      auto p129 = o;
+      p129.implementation = nearsparse::implementation::portable;
+      require_close(nk::moments(exec, h, s, o).mu_per_vector,
+                    nk::moments(exec, h, s, p129).mu_per_vector, 1e-12);
+    } else {
+      REQUIRE_THROWS_AS(nk::moments(exec, h, s, o), nearsparse::unsupported);
+    }
+    // The automatic choice gives the portable kernel's moments (the specialized kernel's where
+    // the space has one).
     o.num_vectors = 8;
     o.implementation = nearsparse::implementation::automatic;
     require_close(nk::moments(exec, h, s, o).mu_per_vector, portable.mu_per_vector, 1e-12);

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -85,6 +86,69 @@ TEMPLATE_LIST_TEST_CASE("packing an operand with more teams than one launch equa
         }
         return 0;
       });
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("packing any source layout equals a host copy and counts non-finite values",
+                        "[spamm][pack]", nearsparse::enabled_execution_spaces) {
+  // Host spaces pack with plain loops, straight across where the destination's rows run along
+  // the source's contiguous index and through a block otherwise: both orientations of both
+  // layouts, odd extents, padding, and the count of NaN and Inf.
+  using exec_space = TestType;
+  using memory = typename exec_space::memory_space;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  struct shape {
+    std::size_t rows, cols;
+  };
+  for (const shape s : {shape{77, 45}, shape{33, 129}, shape{1, 1}, shape{130, 1}, shape{0, 5}}) {
+    Kokkos::View<double**, Kokkos::LayoutRight, memory> right("right", s.rows, s.cols);
+    nearsparse::fill_random(exec, right, seed, -1.0, 1.0);
+    std::size_t non_finite = 0;
+    if (s.rows * s.cols > 1) {
+      Kokkos::deep_copy(Kokkos::subview(right, s.rows - 1, 0), std::nan(""));
+      Kokkos::deep_copy(Kokkos::subview(right, 0, s.cols - 1), -HUGE_VAL);
+      non_finite = 2;
+    }
+    Kokkos::View<float**, Kokkos::LayoutLeft, memory> left("left", s.rows, s.cols);
+    Kokkos::deep_copy(left, right);
+    auto host_right = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), right);
+    auto host_left = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), left);
+    for (const auto precision :
+         {spamm_precision::fp64, spamm_precision::fp32, spamm_precision::tf32,
+          spamm_precision::fp16, spamm_precision::bf16}) {
+      for (const bool transpose : {false, true}) {
+        const int rows = int(transpose ? s.cols : s.rows), cols = int(transpose ? s.rows : s.cols);
+        const int rows_p = (rows + 127) / 128 * 128 + (rows > 0 ? 0 : 128);
+        const int cols_p = (cols + 31) / 32 * 32 + 32;  // whole rows of padding too
+        ns::with_format(precision, [&](auto fmt) {
+          using Format = decltype(fmt);
+          using storage = typename Format::storage;
+          Kokkos::View<storage*, memory> packed("packed", std::size_t(rows_p) * cols_p);
+          for (const bool left_layout : {false, true}) {
+            INFO(exec_space::name()
+                 << " " << s.rows << " x " << s.cols << ", "
+                 << nearsparse::spamm::to_string(precision) << (transpose ? ", transposed" : "")
+                 << (left_layout ? ", float LayoutLeft" : ", LayoutRight") << ", seed " << seed);
+            Kokkos::deep_copy(exec, packed, storage(0x5a5a));
+            const std::size_t bad =
+                left_layout ? ns::pack_operand<Format>(exec, left, transpose, packed.data(), rows_p,
+                                                       cols_p, true)
+                            : ns::pack_operand<Format>(exec, right, transpose, packed.data(),
+                                                       rows_p, cols_p, true);
+            CHECK(bad == non_finite);
+            auto host_packed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), packed);
+            // NaN encodes to a NaN pattern of the format: compare bits against the same encode.
+            const std::size_t wrong =
+                left_layout
+                    ? count_wrong<Format>(host_left, transpose, host_packed, rows_p, cols_p)
+                    : count_wrong<Format>(host_right, transpose, host_packed, rows_p, cols_p);
+            CHECK(wrong == 0);
+          }
+          return 0;
+        });
+      }
     }
   }
 }

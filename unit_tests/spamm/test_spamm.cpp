@@ -3,6 +3,7 @@
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
 
+#include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/spamm.hpp>
@@ -43,6 +44,19 @@ constexpr bool on_cuda() {
 #else
   return false;
 #endif
+}
+
+// Whether Exec is Kokkos::OpenMP or Kokkos::Serial, where the host BLAS path can run.
+template <class Exec>
+constexpr bool on_host() {
+  bool host = false;
+#ifdef KOKKOS_ENABLE_OPENMP
+  host = host || std::is_same_v<Exec, Kokkos::OpenMP>;
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+  host = host || std::is_same_v<Exec, Kokkos::Serial>;
+#endif
+  return host;
 }
 
 // Which kernels run: the implementation, and on CUDA whether the wgmma kernel may.
@@ -450,7 +464,8 @@ TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][er
 }
 
 TEMPLATE_LIST_TEST_CASE(
-    "implementation::specialized runs the CUDA kernels and is refused elsewhere",
+    "implementation::specialized runs the CUDA kernels or the host BLAS path and is refused "
+    "elsewhere",
     "[spamm][implementation]", nearsparse::enabled_execution_spaces) {
   using exec_space = TestType;
   using Catch::Matchers::Contains;
@@ -463,7 +478,9 @@ TEMPLATE_LIST_TEST_CASE(
   spamm::options opt;
   opt.tile = 32;
   opt.implementation = implementation::specialized;
-  if (on_cuda<exec_space>()) {
+  // The host path (OpenMP and Serial) runs where the build has the host BLAS.
+  const bool host_path = on_host<exec_space>() && nearsparse::detail::host_blas::available();
+  if (on_cuda<exec_space>() || host_path) {
     CHECK_NOTHROW(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt));
     CHECK_NOTHROW(spamm::plan<exec_space>(exec, a, b, opt));
   } else {

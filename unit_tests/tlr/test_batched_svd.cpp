@@ -86,7 +86,8 @@ TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal fact
   using nearsparse::implementation;
   std::vector<implementation> kernels = {implementation::portable, implementation::automatic};
   const bool cuda = has_cusolver<exec_space>();
-  if (cuda && m <= 32 && n <= 32) kernels.push_back(implementation::specialized);
+  const bool lapack = ref::host_specialized<exec_space>();
+  if ((cuda && m <= 32 && n <= 32) || lapack) kernels.push_back(implementation::specialized);
   std::vector<std::vector<double>> reference_s;
   for (const auto kernel : kernels) {
     INFO(exec_space::name() << ", " << m << " x " << n << " x " << batch << ", kernel "
@@ -107,7 +108,10 @@ TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal fact
     const bool expect_vendor =
         cuda && (kernel == implementation::specialized ||
                  (kernel == implementation::automatic && nt::detail::cusolver_svd_pays(m, n)));
-    CHECK(report.kernel == (expect_vendor ? "cusolver gesvdjBatched" : "portable"));
+    const bool expect_lapack = lapack && kernel != implementation::portable;
+    CHECK(report.kernel == (expect_vendor   ? "cusolver gesvdjBatched"
+                            : expect_lapack ? "lapack gesvd"
+                                            : "portable"));
     auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s);
     auto hu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
     auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
@@ -190,6 +194,8 @@ TEMPLATE_LIST_TEST_CASE("batched SVD handles empty batches and rejects bad input
     CHECK_THROWS_AS(nt::batched_svd(exec, big, bs, bu, bv, o), nearsparse::unsupported);
     CHECK_THROWS_WITH(nt::batched_svd(exec, big, bs, bu, bv, o),
                       Contains("nearsparse::tlr::batched_svd") && Contains("33 x 4"));
+  } else if (ref::host_specialized<exec_space>()) {
+    CHECK(nt::batched_svd(exec, a, s, u, v, o).kernel == "lapack gesvd");
   } else {
     CHECK_THROWS_AS(nt::batched_svd(exec, a, s, u, v, o), nearsparse::unsupported);
     CHECK_THROWS_WITH(nt::batched_svd(exec, a, s, u, v, o),

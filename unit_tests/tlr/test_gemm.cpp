@@ -47,8 +47,9 @@ std::pair<tlr_of<Exec>, ref::matrix> operand(const Exec& exec, std::size_t m, st
   return {c, to_host(nt::to_dense(exec, c))};
 }
 
-std::vector<nearsparse::implementation> kernels_of(const std::string& name) {
-  if (name == "Cuda")
+template <class Exec>
+std::vector<nearsparse::implementation> kernels_of() {
+  if (std::string(Exec::name()) == "Cuda" || ref::host_specialized<Exec>())
     return {nearsparse::implementation::portable, nearsparse::implementation::specialized};
   return {nearsparse::implementation::portable};
 }
@@ -65,7 +66,7 @@ TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the
     auto [a, ha] = operand(exec, 70, 53, 16, 12, dense_diagonal, 1e-4, seed);
     auto [b, hb] = operand(exec, 53, 61, 16, 9, dense_diagonal, 1e-6, seed + 1);
     const ref::matrix hc0 = ref::decaying(70, 61, 0.5, seed + 2);
-    for (const auto kernel : kernels_of(TestType::name())) {
+    for (const auto kernel : kernels_of<TestType>()) {
       for (const int per_call : {1, 2, 0}) {
         for (const auto& [alpha, beta] : {std::pair<double, double>{1.0, 0.0}, {-0.7, 1.3}}) {
           auto c = ref::to_device(exec, hc0);
@@ -163,7 +164,7 @@ TEMPLATE_LIST_TEST_CASE("batched GEMM-LLD and GEMM-LLL on random batches", "[tlr
     for (std::size_t r = 0; r < m; ++r)
       for (std::size_t q = 0; q < n; ++q) expected(12 * i + r, 12 * j + q) = p(r, q);
   }
-  for (const auto kernel : kernels_of(TestType::name())) {
+  for (const auto kernel : kernels_of<TestType>()) {
     auto c = ref::to_device(exec, hc0);
     nt::gemm_options o;
     o.implementation = kernel;
@@ -230,15 +231,24 @@ TEMPLATE_LIST_TEST_CASE("bad TLR product arguments are rejected with their names
   fixed.trunc.fixed_rank = 5;
   tlr_of<TestType> cd(exec, 24, 24, 8, 4, true);
   CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, fixed), Contains("fixed_rank"));
-  // specialized: never for a TLR C; for a dense C only where cuBLAS is there.
+  // specialized: for a TLR C only on the host path; for a dense C where cuBLAS or the host path
+  // is there.
   nt::gemm_options specialized;
   specialized.implementation = nearsparse::implementation::specialized;
-  CHECK_THROWS_AS(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized), nearsparse::unsupported);
-  CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized),
-                    Contains("nearsparse::tlr::gemm") && Contains("specialized"));
-  CHECK_THROWS_WITH(nt::gemm_lll_batched(exec, 1.0, ad, bd, 0.0, cd, {{1, 1, 1}}, specialized),
-                    Contains("nearsparse::tlr::gemm_lll_batched") && Contains("specialized"));
-  if (std::string(TestType::name()) != "Cuda") {
+  const bool host = ref::host_specialized<TestType>();
+  if (host) {
+    CHECK_NOTHROW(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized));
+    CHECK_NOTHROW(nt::gemm_lll_batched(exec, 1.0, ad, bd, 0.0, cd, {{1, 1, 1}}, specialized));
+    CHECK_NOTHROW(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized));
+    CHECK_NOTHROW(nt::gemm_lld_batched(exec, 1.0, a, b, 0.0, c, {{0, 0, 0}}, specialized));
+  } else {
+    CHECK_THROWS_AS(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized), nearsparse::unsupported);
+    CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized),
+                      Contains("nearsparse::tlr::gemm") && Contains("specialized"));
+    CHECK_THROWS_WITH(nt::gemm_lll_batched(exec, 1.0, ad, bd, 0.0, cd, {{1, 1, 1}}, specialized),
+                      Contains("nearsparse::tlr::gemm_lll_batched") && Contains("specialized"));
+  }
+  if (std::string(TestType::name()) != "Cuda" && !host) {
     CHECK_THROWS_AS(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized), nearsparse::unsupported);
     CHECK_THROWS_WITH(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized),
                       Contains("nearsparse::tlr::gemm") && Contains(TestType::name()));

@@ -4,6 +4,7 @@
 
 #include "support/host_reference.hpp"
 
+#include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/random.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -23,6 +24,14 @@ extern "C" void dgesvd_(const char* jobu, const char* jobvt, const int* m, const
 namespace nearsparse::test::tlr {
 
 using matrix = host_matrix<double>;
+
+/// Whether the host specializations (LAPACK and BLAS per tile) serve this execution space: OpenMP
+/// and Serial in a build with OpenBLAS.
+template <class ExecSpace>
+bool host_specialized() {
+  const std::string name = ExecSpace::name();
+  return (name == "OpenMP" || name == "Serial") && nearsparse::detail::host_blas::available();
+}
 
 /// A column-major device View holding the host matrix.
 template <class ExecSpace>

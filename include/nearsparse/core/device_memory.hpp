@@ -2,7 +2,9 @@
 // Device memory the library keeps for reuse. The diagonal formats take the storage of their
 // matrices and plans from a cache of earlier allocations that nobody references any more
 // (core/detail/view_cache.hpp), so that a product returning a new C does not pay cudaMalloc and
-// cudaFree each call. Kokkos::finalize releases what is kept.
+// cudaFree each call; SpAMM plans take their packed operands and norm maps from it. Host
+// allocations of at least 1 MiB are kept too (fresh host memory is paid in page faults on first
+// touch) and count against the same bound. Kokkos::finalize releases what is kept.
 
 #include <nearsparse/core/detail/view_cache.hpp>
 

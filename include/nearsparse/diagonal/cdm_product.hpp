@@ -8,6 +8,7 @@
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
+#include <nearsparse/diagonal/detail/cdm_product_dispatch.hpp>
 #include <nearsparse/diagonal/detail/cdm_product_kernel.hpp>
 #include <nearsparse/diagonal/detail/plan_outputs.hpp>
 #include <nearsparse/diagonal/detail/product_checks.hpp>
@@ -82,8 +83,7 @@ class cdm_product_plan : public detail::plan_outputs<cdm_product_plan<Scalar, Me
 
   // C's values, unset.
   typename matrix::values_view c_values_uninitialized() const {
-    return nearsparse::detail::cached_view<typename matrix::values_view>(
-        "nearsparse::cdm_product.C.values", c_indices_.size(), std::size_t(n_));
+    return detail::cdm_c_values<Scalar, MemorySpace>(c_indices_.size(), std::size_t(n_));
   }
 
   // C with the product's structure around `values`. Its compact diagonals and lookup are the
@@ -142,31 +142,10 @@ class cdm_product_plan : public detail::plan_outputs<cdm_product_plan<Scalar, Me
   Kokkos::View<int*, MemorySpace> a_logical_, c_indices_device_, c_lookup_device_;
 };
 
-namespace detail {
-
-/// C = alpha op(A) op(B) + beta C with a plan (arguments checked): the banded kernel, in its
-/// host form on host backends and its team form elsewhere. No backend has a specialized path.
-template <class ExecSpace, class Scalar, class Mem>
-void cdm_multiply_with_plan(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan,
-                            Scalar alpha, const cdm_matrix<Scalar, Mem>& a,
-                            const cdm_matrix<Scalar, Mem>& b, Scalar beta,
-                            const cdm_matrix<Scalar, Mem>& c, const product_options& options) {
-  nearsparse::detail::take_specialized_none<ExecSpace>(multiply_name, options.implementation);
-  const bool ta = plan.op_a() == op::transpose, tb = plan.op_b() == op::transpose;
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible)
-    cdm_banded_multiply_host(exec, plan.size(), alpha, a.values(), plan.a_logical(), ta, b.values(),
-                             b.lookup(), tb, beta, c.values(), c.indices());
-  else
-    cdm_banded_multiply(exec, plan.size(), alpha, a.values(), plan.a_logical(), ta, b.values(),
-                        b.lookup(), tb, beta, c.values(), c.indices());
-}
-
-}  // namespace detail
-
 /// C = alpha op(A) op(B) + beta C with the structures of `plan`. With beta = 0, C is not read.
 /// Throws nearsparse::invalid_argument unless A, B and C have the plan's structures and alpha and
-/// beta are finite; nearsparse::unsupported for implementation::specialized (CDM products have
-/// no specialized path).
+/// beta are finite; nearsparse::unsupported for implementation::specialized where there is no
+/// specialized path (the host backends' kernel for matrices in HostSpace is the only one).
 template <class ExecSpace, class Scalar, class Mem>
 void multiply(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan,
               typename cdm_matrix<Scalar, Mem>::scalar_type alpha, const cdm_matrix<Scalar, Mem>& a,
@@ -182,8 +161,7 @@ cdm_matrix<Scalar, Mem> multiply(const ExecSpace& exec, const cdm_matrix<Scalar,
                                  const cdm_matrix<Scalar, Mem>& b, op op_a = op::none,
                                  op op_b = op::none, const product_options& options = {}) {
   // Refused before the plan's work, as the HM product refuses it.
-  nearsparse::detail::take_specialized_none<ExecSpace>(detail::multiply_name,
-                                                       options.implementation);
+  detail::cdm_refuse_unavailable<ExecSpace, Mem>(options);
   const cdm_product_plan<Scalar, Mem> plan(exec, a, b, op_a, op_b);
   auto c = plan.make_c_uninitialized(exec);  // beta = 0: every value is written
   multiply(exec, plan, Scalar(1), a, b, Scalar(0), c, options);

@@ -7,7 +7,7 @@
 // through their reversed diagonals; no data moves. Rectangular matrices are allowed.
 //
 // Each product runs through one detail function (detail/hm_product_dispatch.hpp): the portable
-// kernels on every execution space, and on CUDA the specialized kernels where
+// kernels on every execution space, and on CUDA, OpenMP and Serial the specialized kernels where
 // product_options::implementation lets them and they serve the product.
 
 #include <nearsparse/core/detail/view_cache.hpp>
@@ -287,7 +287,10 @@ void multiply(const ExecSpace& exec, const hm_product_plan<Scalar, Mem>& plan,
 /// output-stationary algorithm and implementation automatic, a product in band tiles (see
 /// hm_product_plan::band_tiles) needs no plan on the device, and neither does a C of at most 2000
 /// diagonals (A and B of at most 1024), which comes from one fused kernel
-/// (detail/cuda_hm_whole.hpp); otherwise a plan is made and used once. With implementation
+/// (detail/cuda_hm_whole.hpp); on OpenMP and Serial, for matrices in HostSpace, the host kernel
+/// reads the symbolic phase's pairs from a per-thread buffer, with no plan; otherwise a plan is
+/// made and used once. C's values come from an allocation cache that also keeps host memory
+/// (detail/plan_outputs.hpp). With implementation
 /// specialized the band tiles also run products they do not pay for; a product neither kernel
 /// can run throws nearsparse::unsupported.
 template <class ExecSpace, class Scalar, class Mem>

@@ -17,7 +17,9 @@ enum class hm_algorithm {
   /// One thread per element of C, summing the pairs of diagonals of A and B that meet there.
   /// No atomics; deterministic. The default. Its specialized path on CUDA multiplies operands
   /// that fill most of their diagonal range (bands) in dense tiles of C
-  /// (hm_product_plan::band_tiles) and small whole products in one fused kernel.
+  /// (hm_product_plan::band_tiles) and small whole products in one fused kernel; on OpenMP and
+  /// Serial it sums several pairs of diagonals per pass over blocks of C, with no plan for a whole
+  /// product.
   output_stationary,
   /// One thread per stored element of A, adding its products into C with atomics (the published
   /// algorithm). The order of the additions, hence the last bits of C, may vary between runs.
@@ -27,10 +29,13 @@ enum class hm_algorithm {
 
 /// Options of the HM and CDM products (multiply with or without a plan).
 struct product_options {
-  /// Which code runs the product (core/implementation.hpp). The specialized path is CUDA's, for
-  /// the HM output-stationary product: the band tiles, and for a whole product also the fused
-  /// kernel. `specialized` throws nearsparse::unsupported for the atomic algorithm, for CDM
-  /// products, on other execution spaces, and where neither CUDA kernel takes the product.
+  /// Which code runs the product (core/implementation.hpp). The specialized paths: on CUDA, for
+  /// the HM output-stationary product, the band tiles and for a whole product also the fused
+  /// kernel; on OpenMP and Serial with matrices in HostSpace, the host kernels of the HM
+  /// output-stationary product and of the CDM product (several pairs of diagonals fused per pass
+  /// over blocks of C). `specialized` throws nearsparse::unsupported for the atomic algorithm, for
+  /// CDM products on CUDA, on other execution spaces and memory spaces, and where neither CUDA
+  /// kernel takes the product.
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   /// The HM product's kernel. CDM products have one kernel and do not read it.
   hm_algorithm algorithm = hm_algorithm::output_stationary;

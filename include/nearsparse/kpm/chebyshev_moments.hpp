@@ -51,11 +51,13 @@ struct moments_options {
   int num_vectors = 16;    ///< R >= 1 random start vectors (ignored when a start block is given)
   std::uint64_t seed = 1;  ///< start vectors are a function of (seed, row, vector)
   algorithm method = algorithm::aug_spmmv;
-  /// Which kernel applies the matrix: automatic takes the CUDA kernel on Kokkos::Cuda where it
-  /// serves the call (row-major blocks, int indices, R <= 128) and the portable team-policy
-  /// kernel elsewhere; portable always takes the portable kernel; specialized takes the CUDA
-  /// kernel and throws nearsparse::unsupported where it cannot run (another execution space,
-  /// R > 128). A split or distributed run applies it to every part.
+  /// Which kernel applies the matrix: automatic takes the specialized kernel where it serves the
+  /// call and the portable team-policy kernel elsewhere; portable always takes the portable
+  /// kernel; specialized takes the specialized kernel and throws nearsparse::unsupported where it
+  /// cannot run. The specialized kernels: on Kokkos::Cuda the CUDA kernel (row-major blocks, int
+  /// indices, R <= 128); on Kokkos::OpenMP and Kokkos::Serial the host kernel, vectorized over
+  /// the R vectors of a row (row-major blocks, int indices, any R; AVX2 where the processor has
+  /// it, chosen at run time). A split or distributed run applies it to every part.
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   cuda_tuning tuning;  ///< the CUDA kernel's launch shape (automatic by default)
   /// Called after each recurrence step with (steps done, steps in all), from the calling thread.

@@ -63,10 +63,13 @@ struct options {
   /// strides, so blocks near the diagonal (heavy) and far from it (light) share the work.
   int load_balance_stride = 1;
   /// Which code computes the norm maps and the product. `specialized` is the CUDA get-norm and
-  /// multiplication kernels (Kokkos::Cuda only; nearsparse::unsupported elsewhere); `automatic`
-  /// takes them on Kokkos::Cuda and the portable team-policy kernels elsewhere; `portable` runs
-  /// the portable kernels on every backend, to check the kernels against each other or to
-  /// compare their speed.
+  /// multiplication kernels on Kokkos::Cuda, and on Kokkos::OpenMP and Kokkos::Serial the host
+  /// path: norms by tile rows, the kept tile products through the host BLAS (OpenBLAS) on the
+  /// packed panels, one gemm per run of consecutive kept k (it needs a build with OpenBLAS;
+  /// nearsparse::unsupported without it and on other backends); `automatic` takes them where
+  /// they exist and the portable team-policy kernels elsewhere; `portable` runs the portable
+  /// kernels on every backend, to check the kernels against each other or to compare their
+  /// speed.
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   /// Within the CUDA kernels: on a compute capability 9.0 GPU, take the wgmma kernel for tf32,
   /// fp16 and bf16 with tiles of 64 and 128 (the mma.sync and FMA kernels run everything else).

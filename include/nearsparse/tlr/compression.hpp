@@ -59,7 +59,8 @@ void copy_dense_tiles(const ExecSpace& exec, const AView& a, const tlr_matrix<Me
 /// tile x tile tiles. Fills `report` with the ranks, the error and the memory. Throws
 /// nearsparse::invalid_argument for a zero tile, a max_rank above the tile size, a fixed rank above
 /// max_rank, a negative accuracy, or non-finite values in A, and nearsparse::unsupported for
-/// implementation::specialized (compression has the portable path only).
+/// implementation::specialized where there is no specialized path (see
+/// compression_options::implementation).
 template <class ExecSpace, class AView>
 tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, const AView& A,
                                                       std::size_t tile,
@@ -72,8 +73,7 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
   const char* fn = "nearsparse::tlr::compress";
   require(tile > 0, fn, "tile", "must be > 0, got 0");
   detail::validate(fn, options, tile);
-  nearsparse::detail::take_specialized(fn, options.implementation, false, ExecSpace::name(),
-                                       "compression runs in the portable kernels only");
+  const bool specialized = detail::take_specialized_compression(exec, options);
   require(A.extent(0) < (std::size_t(1) << 31) && A.extent(1) < (std::size_t(1) << 31), fn, "A",
           nearsparse::detail::concat("has extents ", nearsparse::detail::extents_string(A),
                                      "; each must be below 2^31"));
@@ -95,7 +95,26 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
                                                   std::sqrt(static_cast<double>(low_rank.size()));
   Kokkos::View<double*, memory_space> errors(
       Kokkos::view_alloc(exec, std::string("nearsparse::tlr::compress::errors")), out.tile_count());
-  if (!low_rank.empty()) {
+  if (!low_rank.empty() && specialized) {
+    detail::compression_job job;
+    job.a = A.data();
+    job.a_row_stride = A.stride(0);
+    job.a_col_stride = A.stride(1);
+    job.u = out.u().data();
+    job.v = out.v().data();
+    job.ranks = out.ranks().data();
+    job.errors = errors.data();
+    job.tiles = low_rank.data();
+    job.tile_count = static_cast<int>(low_rank.size());
+    job.tile_rows = static_cast<int>(out.tile_rows());
+    job.nb = static_cast<int>(tile);
+    job.rows = static_cast<int>(out.rows());
+    job.cols = static_cast<int>(out.cols());
+    job.max_rank = options.max_rank;
+    job.fixed_rank = options.trunc.fixed_rank;
+    job.tolerance = tolerance;
+    detail::specialized_compress(exec, job, options);
+  } else if (!low_rank.empty()) {
     Kokkos::View<int*, memory_space> tiles(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::tiles")),
         low_rank.size());

@@ -7,13 +7,16 @@
 // The driver is the paper's Figure 3: the inner products over k are reordered into nt outer
 // products, each a batch over all C tiles. With a dense C the specialized path (cuBLAS, on
 // Kokkos::Cuda) gathers several outer products into one batched call
-// (gemm_options::outer_products_per_call) so C is read and written fewer times; with a TLR C every
-// outer product is recompressed, in order, in the portable kernels (there is no specialized path).
+// (gemm_options::outer_products_per_call) so C is read and written fewer times, and the host path
+// (Kokkos::OpenMP, Kokkos::Serial with OpenBLAS) gathers them into one BLAS-3 GEMM per C tile. With
+// a TLR C the portable kernels recompress every outer product, in order; the host path sums a C
+// tile's products into the dense tile and recompresses it once (gemm_options::implementation).
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/tlr/detail/lld_dispatch.hpp>
+#include <nearsparse/tlr/detail/lll_dispatch.hpp>
 #include <nearsparse/tlr/detail/product_checks.hpp>
 #include <nearsparse/tlr/detail/product_kernels.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
@@ -179,13 +182,29 @@ constexpr void static_assert_dense_product() {
                 "nearsparse::tlr::gemm: a dense C must be LayoutLeft (column-major)");
 }
 
-/// GEMM-LLL (a TLR C) has the portable path only, on every execution space: refuses
-/// implementation::specialized.
+/// GEMM-LLL over `pairs` on the path take_specialized_lll chose.
 template <class ExecSpace>
-void take_no_specialized_lll(const char* function, const gemm_options& options) {
-  nearsparse::detail::take_specialized_none<ExecSpace>(
-      function, options.implementation,
-      "the recompression of a TLR C runs in the portable kernels only");
+void dispatch_lll(const ExecSpace& exec, bool specialized, const tile_access& a,
+                  const tile_access& b, const tile_access& c,
+                  const product_pairs<typename ExecSpace::memory_space>& pairs, double alpha,
+                  double beta, const gemm_options& options,
+                  const Kokkos::View<double*, typename ExecSpace::memory_space>& dropped2,
+                  const Kokkos::View<int*, typename ExecSpace::memory_space>& at_cap) {
+  if (!specialized)
+    return run_lll(exec, a, b, c, pairs, alpha, beta, options.trunc, options.workspace_bytes,
+                   dropped2, at_cap);
+  lll_job<typename ExecSpace::memory_space> job;
+  job.a = a;
+  job.b = b;
+  job.c = c;
+  job.pairs = pairs;
+  job.alpha = alpha;
+  job.beta = beta;
+  job.trunc = options.trunc;
+  job.workspace_bytes = options.workspace_bytes;
+  job.dropped2 = dropped2.data();
+  job.at_cap = at_cap.data();
+  specialized_lll(exec, job);
 }
 
 /// The run-time checks every product shares: valid options, finite alpha and beta.
@@ -228,15 +247,14 @@ gemm_report gemm_lll_batched(const ExecSpace& exec, double alpha, const tlr_matr
   detail::validate(fn, options.trunc, C.max_rank());
   detail::check_batch(fn, detail::shape_of("A", A), detail::shape_of("B", B),
                       detail::shape_of("C", C), batch);
-  detail::take_no_specialized_lll<ExecSpace>(fn, options);
+  const bool specialized = detail::take_specialized_lll(exec, fn, options);
   using mem = MemorySpace;
   Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
   Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());
   if (!batch.empty()) {
     const auto pairs = detail::upload_batch(exec, batch);
-    detail::run_lll(exec, detail::tile_access::of(A), detail::tile_access::of(B),
-                    detail::tile_access::of(C), pairs, alpha, beta, options.trunc,
-                    options.workspace_bytes, dropped2, at_cap);
+    detail::dispatch_lll(exec, specialized, detail::tile_access::of(A), detail::tile_access::of(B),
+                         detail::tile_access::of(C), pairs, alpha, beta, options, dropped2, at_cap);
   }
   return detail::make_report(exec, C, dropped2, at_cap);
 }
@@ -259,9 +277,10 @@ void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
   detail::dispatch_gemm_dense(exec, alpha, detail::lld_operands::of(A, B, C), beta, options);
 }
 
-/// TLR-GEMM with a TLR C: C = alpha A B + beta C, each of the nt outer products recompressed
-/// (GEMM-LLL) to options.trunc and C's max_rank. Each team walks the outer products of its C
-/// tile in order, the same arithmetic as nt batched calls. Throws nearsparse::invalid_argument
+/// TLR-GEMM with a TLR C: C = alpha A B + beta C recompressed to options.trunc and C's max_rank.
+/// The portable path recompresses each of the nt outer products (GEMM-LLL): each team walks the
+/// outer products of its C tile in order, the same arithmetic as nt batched calls. The host path
+/// recompresses each C tile once, after summing its products. Throws nearsparse::invalid_argument
 /// when a low-rank C tile would receive the product of two dense tiles.
 template <class ExecSpace, class MemorySpace>
 gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
@@ -275,7 +294,7 @@ gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpa
              sc = detail::shape_of("C", C);
   detail::check_product_shapes(fn, sa, sb, sc);
   detail::check_lowrank_targets(fn, sa, sb, sc);
-  detail::take_no_specialized_lll<ExecSpace>(fn, options);
+  const bool specialized = detail::take_specialized_lll(exec, fn, options);
   using mem = MemorySpace;
   Kokkos::View<double*, mem> dropped2(std::string("nearsparse::tlr::dropped"), C.tile_count());
   Kokkos::View<int*, mem> at_cap(std::string("nearsparse::tlr::at_cap"), C.tile_count());
@@ -287,9 +306,8 @@ gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpa
   pairs.mt_b = static_cast<int>(B.tile_rows());
   pairs.mt_c = static_cast<int>(C.tile_rows());
   pairs.groups_outer = static_cast<int>(C.tile_count());
-  detail::run_lll(exec, detail::tile_access::of(A), detail::tile_access::of(B),
-                  detail::tile_access::of(C), pairs, alpha, beta, options.trunc,
-                  options.workspace_bytes, dropped2, at_cap);
+  detail::dispatch_lll(exec, specialized, detail::tile_access::of(A), detail::tile_access::of(B),
+                       detail::tile_access::of(C), pairs, alpha, beta, options, dropped2, at_cap);
   return detail::make_report(exec, C, dropped2, at_cap);
 }
 

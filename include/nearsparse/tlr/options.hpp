@@ -44,8 +44,10 @@ struct compression_options {
   std::uint64_t seed = 20181;
   /// Bound on the workspace of one launch; tiles are compressed in as many launches as it takes.
   std::size_t workspace_bytes = std::size_t(1) << 30;
-  /// Compression runs in the portable kernels on every backend: `specialized` throws
-  /// nearsparse::unsupported.
+  /// automatic: on Kokkos::OpenMP and Kokkos::Serial with OpenBLAS, LAPACK and BLAS on each tile
+  /// (one thread per tile; the same method, Omega and truncation rule as the portable kernels), the
+  /// portable kernels elsewhere; portable: the Kokkos team-policy kernels; specialized: the host
+  /// path, nearsparse::unsupported where it is not there (every other backend, or no OpenBLAS).
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 
@@ -65,14 +67,17 @@ struct compression_report {
 struct gemm_options {
   /// Truncation of the recompression in products with a TLR C.
   truncation trunc{1e-10, -1};
-  /// automatic: the specialized path (cuBLAS batched GEMM) for products into a dense C on
-  /// Kokkos::Cuda with device memory, the portable kernels elsewhere; portable: the Kokkos
-  /// team-policy kernels; specialized: cuBLAS, nearsparse::unsupported where it is not there (and
-  /// always for a TLR C, whose recompression runs in the portable kernels only).
+  /// automatic: the specialized path where there is one, the portable kernels elsewhere; portable:
+  /// the Kokkos team-policy kernels; specialized: the specialized path, nearsparse::unsupported
+  /// where it is not there. Specialized paths: on Kokkos::Cuda with device memory, cuBLAS batched
+  /// GEMMs for products into a dense C (a TLR C has none there); on Kokkos::OpenMP and
+  /// Kokkos::Serial with OpenBLAS, one thread per C tile, its outer products gathered into BLAS-3
+  /// GEMMs (dense C), or summed into the dense tile and recompressed once by a randomized SVD
+  /// (oversampling 10, one power iteration, the error measured) with LAPACK (TLR C).
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
-  /// Outer products gathered into one batched call by the specialized path of the dense-C product:
-  /// 1 is one call per outer product (nt calls); 0 chooses the most that workspace_bytes allows,
-  /// which reads and writes C fewer times.
+  /// Outer products gathered into one batched call (cuBLAS) or one GEMM per C tile (host) by the
+  /// specialized path of the dense-C product: 1 is one call per outer product (nt calls); 0
+  /// chooses the most that workspace_bytes allows, which reads and writes C fewer times.
   int outer_products_per_call = 0;
   std::size_t workspace_bytes = std::size_t(2) << 30;
 };
@@ -90,9 +95,10 @@ struct gemm_report {
 /// Options of the batched SVD (batched_svd.hpp).
 struct batched_svd_options {
   /// automatic: cuSOLVER gesvdjBatched on Kokkos::Cuda with device memory for shapes where it
-  /// pays (m, n <= 32 and min(m, n) >= 24), the portable kernel otherwise; portable: the portable
-  /// kernel; specialized: cuSOLVER for every shape it takes (m, n <= 32), nearsparse::unsupported
-  /// where it is not there or the shape does not fit.
+  /// pays (m, n <= 32 and min(m, n) >= 24), LAPACK's gesvd on each matrix (one thread per matrix)
+  /// on Kokkos::OpenMP and Kokkos::Serial with OpenBLAS, the portable kernel otherwise; portable:
+  /// the portable kernel; specialized: cuSOLVER for every shape it takes (m, n <= 32) or LAPACK,
+  /// nearsparse::unsupported where neither is there or the shape does not fit cuSOLVER.
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   /// Jacobi sweeps before a matrix counts as not converged.
   int max_sweeps = 100;
@@ -102,11 +108,11 @@ struct batched_svd_options {
 
 /// What a batched SVD did.
 struct batched_svd_report {
-  /// The path taken: "portable" or "cusolver gesvdjBatched".
+  /// The path taken: "portable", "cusolver gesvdjBatched" or "lapack gesvd".
   std::string kernel;
   /// Matrices whose Jacobi iteration stopped at max_sweeps (their results are still returned).
   std::size_t not_converged = 0;
-  /// The most sweeps any matrix took (portable path; cuSOLVER does not report it: -1).
+  /// The most sweeps any matrix took (portable path; cuSOLVER and LAPACK do not report it: -1).
   int max_sweeps_used = -1;
 };
 

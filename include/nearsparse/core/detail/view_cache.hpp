@@ -6,13 +6,17 @@
 // nobody else references (use_count() == 1), so a View handed out is never handed out again while
 // any copy of it lives. Kept Views are released when the total kept by all caches would pass a
 // bound (nearsparse::device_cache_limit()), by nearsparse::release_cached_device_memory(), and when
-// Kokkos finalizes. Host memory spaces are not cached (their allocations are cheap).
+// Kokkos finalizes. Host allocations of at least 1 MiB are kept the same way: fresh host memory
+// costs a page fault and the kernel's zeroing of every page on first touch, which for a plan's
+// packed operands is a large part of a whole call on the host; smaller host allocations are not
+// kept.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -178,10 +182,12 @@ template <class View, class... Extents>
 View cached_view_taken(bool& wait, const std::string& label, Extents... extents) {
   using mem = typename View::memory_space;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
-    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
-  } else {
-    return view_cache<View>::instance().take(wait, label, extents...);
+    std::size_t bytes = sizeof(typename View::value_type);
+    for (const std::size_t e : {std::size_t(extents)...}) bytes *= e;
+    if (bytes < (std::size_t(1) << 20))
+      return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
   }
+  return view_cache<View>::instance().take(wait, label, extents...);
 }
 
 /// The one wait for Views taken with cached_view_taken.
@@ -190,8 +196,8 @@ void fence_cached_views(bool wait) {
   if (wait) typename MemorySpace::execution_space().fence();
 }
 
-/// A View of type View with these extents and unset contents: from the cache for device memory,
-/// a fresh allocation for host memory.
+/// A View of type View with these extents and unset contents: from the cache for device memory
+/// and host allocations of at least 1 MiB, a fresh allocation for smaller host ones.
 template <class View, class... Extents>
 View cached_view(const std::string& label, Extents... extents) {
   bool wait = false;

@@ -3,7 +3,8 @@
 // product with a plan and the whole product, whose generic template runs the portable kernels
 // on any execution space. CUDA adds overloads on Kokkos::Cuda (declared at the end, defined in
 // src/diagonal/cuda_hm_band_tiles.cpp and src/diagonal/cuda_hm_whole.cpp) that take the band
-// tiles or the fused whole-product kernel where they serve the product.
+// tiles or the fused whole-product kernel where they serve the product; OpenMP and Serial add
+// overloads (src/diagonal/host_hm_product.cpp) that take the host kernel.
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/view_cache.hpp>
@@ -11,6 +12,7 @@
 #include <nearsparse/diagonal/detail/hm_device_symbolic.hpp>
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
+#include <nearsparse/diagonal/detail/plan_outputs.hpp>
 #include <nearsparse/diagonal/detail/product_checks.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
 #include <nearsparse/diagonal/operation.hpp>
@@ -61,10 +63,11 @@ hm_symbolic_result<Mem> hm_symbolic_for(const ExecSpace& exec, const char* funct
   return r;
 }
 
-/// C's values for a product of `count` stored values, from the allocation cache.
+/// C's values for a product of `count` stored values, from the allocation cache
+/// (detail/plan_outputs.hpp).
 template <class Scalar, class Mem>
 typename hm_matrix<Scalar, Mem>::values_view hm_c_values(std::size_t count) {
-  return nearsparse::detail::cached_view<typename hm_matrix<Scalar, Mem>::values_view>(
+  return product_values<typename hm_matrix<Scalar, Mem>::values_view>(
       "nearsparse::hm_product.C.values", count);
 }
 
@@ -180,6 +183,45 @@ hm_matrix<Scalar, Mem> hm_multiply_whole(const Kokkos::Cuda& exec, const hm_matr
                                          const hm_matrix<Scalar, Mem>& b, op op_a, op op_b,
                                          hm_symbolic_result<Mem> symbolic,
                                          const product_options& options);
+#endif
+
+// Host backends (src/diagonal/host_hm_product.cpp): the output-stationary product in blocks of
+// C's positions, several pairs of diagonals fused per pass, for matrices in HostSpace; the
+// atomic algorithm and other memory spaces take the portable path. Defined for Scalar double
+// and float.
+#ifdef KOKKOS_ENABLE_OPENMP
+/// On OpenMP: the host kernel for the output-stationary product (automatic and specialized).
+template <class Scalar>
+void hm_multiply_with_plan(const Kokkos::OpenMP& exec,
+                           const hm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& a,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& c,
+                           const product_options& options);
+
+/// On OpenMP: the host kernel with no plan (the pairs in a per-thread buffer, C's values from
+/// the allocation cache).
+template <class Scalar>
+hm_matrix<Scalar, Kokkos::HostSpace> hm_multiply_whole(
+    const Kokkos::OpenMP& exec, const hm_matrix<Scalar, Kokkos::HostSpace>& a,
+    const hm_matrix<Scalar, Kokkos::HostSpace>& b, op op_a, op op_b,
+    hm_symbolic_result<Kokkos::HostSpace> symbolic, const product_options& options);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+/// On Serial: as on OpenMP, in one thread.
+template <class Scalar>
+void hm_multiply_with_plan(const Kokkos::Serial& exec,
+                           const hm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& a,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
+                           const hm_matrix<Scalar, Kokkos::HostSpace>& c,
+                           const product_options& options);
+
+template <class Scalar>
+hm_matrix<Scalar, Kokkos::HostSpace> hm_multiply_whole(
+    const Kokkos::Serial& exec, const hm_matrix<Scalar, Kokkos::HostSpace>& a,
+    const hm_matrix<Scalar, Kokkos::HostSpace>& b, op op_a, op op_b,
+    hm_symbolic_result<Kokkos::HostSpace> symbolic, const product_options& options);
 #endif
 
 }  // namespace detail

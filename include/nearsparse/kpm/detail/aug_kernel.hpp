@@ -35,13 +35,16 @@ struct aug_coefficients {
 };
 
 /// What the dispatch of one augmented SpMMV needs besides the data: the public entry point (for
-/// errors), the implementation choice, the CUDA kernel's tuning and the matrix's stencil period
-/// (row_period.hpp; 0: none), which aug_period() fills in where the chosen kernel uses it.
+/// errors), the implementation choice, the CUDA kernel's tuning, the matrix's stencil period
+/// (row_period.hpp; 0: none), which aug_period() fills in where the chosen kernel uses it, and
+/// whether the host kernel may run its copy for AVX2 and FMA where the processor has them
+/// (host_aug_spmmv.hpp; false: the copy for the compiler's baseline instruction set).
 struct aug_settings {
   const char* function = "nearsparse::kpm::aug_spmmv";
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   cuda_tuning tuning;
   int period = 0;
+  bool host_wide_vectors = true;
 };
 
 template <class Exec, class Rows, class In, class Out, class Eta, bool Dots, bool OnHost>

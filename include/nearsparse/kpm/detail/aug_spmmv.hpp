@@ -2,12 +2,13 @@
 // The dispatch of the augmented SpMMV, the one sparse kernel of the KPM family: the generic
 // functions here run the portable kernel (aug_kernel.hpp) on any execution space; a backend with
 // a specialized kernel overloads them for its execution space (Kokkos::Cuda:
-// cuda_aug_spmmv.hpp).
+// cuda_aug_spmmv.hpp; Kokkos::OpenMP and Kokkos::Serial: host_aug_spmmv.hpp).
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/kpm/chebyshev_moments.hpp>
 #include <nearsparse/kpm/detail/aug_kernel.hpp>
 #include <nearsparse/kpm/detail/cuda_aug_spmmv.hpp>
+#include <nearsparse/kpm/detail/host_aug_spmmv.hpp>
 
 namespace nearsparse::kpm::detail {
 

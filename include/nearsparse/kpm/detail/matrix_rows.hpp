@@ -51,6 +51,8 @@ struct sell_rows {
   Kokkos::View<const Scalar*, Mem> values;
   int chunk_height;
   int rows, cols;
+  /// Each row's entries before padding (the host kernel skips the padding).
+  Kokkos::View<const int*, Mem> row_lengths;
   KOKKOS_INLINE_FUNCTION row_span span(int i) const {
     const int c = i / chunk_height;
     return {chunk_offsets(c) + (i - c * chunk_height), chunk_height, chunk_lengths(c)};
@@ -83,7 +85,7 @@ auto rows_of(const Crs& h) {
 template <class Scalar, class Mem>
 sell_rows<Scalar, Mem> rows_of(const sell_matrix<Scalar, Mem>& s) {
   return {s.chunk_offsets(), s.chunk_lengths(), s.columns(), s.values(),
-          s.chunk_height(),  s.rows(),          s.cols()};
+          s.chunk_height(),  s.rows(),          s.cols(),    s.row_lengths()};
 }
 
 /// Rows, columns and scalar of either storage.

@@ -8,6 +8,7 @@
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
+#include <nearsparse/spamm/detail/host_path.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 #include <nearsparse/spamm/options.hpp>
 
@@ -131,6 +132,57 @@ void multiply(const Kokkos::Cuda& exec, const char* function, const options& opt
   } else {
     multiply_portable(exec, p, alpha, beta, c);
   }
+}
+#endif
+
+// The host path on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1]. Threads
+// over C tiles (dynamic schedule); each tile multiplies its kept products with the host BLAS on
+// the calling thread, one gemm per run of consecutive kept k, straight into C where C has the
+// packed operands' type and a unit stride, else into a tile buffer.
+#ifdef KOKKOS_ENABLE_OPENMP
+void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, float alpha, float beta,
+                   float* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, double alpha, double beta,
+                   double* c, std::size_t s0, std::size_t s1);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, float alpha, float beta,
+                   float* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, double alpha, double beta,
+                   double* c, std::size_t s0, std::size_t s1);
+#endif
+
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+/// On a host space: the host BLAS path, or the portable kernel where host_spamm_taken declines.
+template <class HostExec, class CView>
+void multiply_on_host(const HostExec& exec, const char* function, const options& opt,
+                      const multiply_problem& p, typename CView::non_const_value_type alpha,
+                      typename CView::non_const_value_type beta, const CView& c) {
+  if (host_spamm_taken(exec, function, opt)) {
+    host_multiply(exec, p, alpha, beta, c.data(), c.stride(0), c.stride(1));
+  } else {
+    multiply_portable(exec, p, alpha, beta, c);
+  }
+}
+#endif
+
+#ifdef KOKKOS_ENABLE_OPENMP
+/// On OpenMP: see multiply_on_host.
+template <class CView>
+void multiply(const Kokkos::OpenMP& exec, const char* function, const options& opt,
+              const multiply_problem& p, typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  multiply_on_host(exec, function, opt, p, alpha, beta, c);
+}
+#endif
+
+#ifdef KOKKOS_ENABLE_SERIAL
+/// On Serial: see multiply_on_host.
+template <class CView>
+void multiply(const Kokkos::Serial& exec, const char* function, const options& opt,
+              const multiply_problem& p, typename CView::non_const_value_type alpha,
+              typename CView::non_const_value_type beta, const CView& c) {
+  multiply_on_host(exec, function, opt, p, alpha, beta, c);
 }
 #endif
 

@@ -1,10 +1,12 @@
 #pragma once
 // The get-norm kernel (section 3.2 of the cuSpAMM paper): the Frobenius norm of every tile of a
 // packed operand, one team per tile with a team reduction. The CUDA kernels (warp shuffles;
-// tensor cores for fp16) overload the dispatch, compute_norms, on Kokkos::Cuda.
+// tensor cores for fp16) overload the dispatch, compute_norms, on Kokkos::Cuda; the host path
+// (a plain loop per tile that the compiler vectorizes) on Kokkos::OpenMP and Kokkos::Serial.
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
+#include <nearsparse/spamm/detail/host_path.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 #include <nearsparse/spamm/options.hpp>
 
@@ -98,6 +100,22 @@ void compute_norms(const ExecSpace& exec, const char* function, const options& o
 void compute_norms(const Kokkos::Cuda& exec, const char* function, const options& opt,
                    const void* packed, const geometry& geo, operand which,
                    const norm_map<Kokkos::CudaSpace>& norms);
+#endif
+
+#ifdef KOKKOS_ENABLE_OPENMP
+/// On OpenMP (src/spamm/host_norms.cpp): one tile per iteration, its rows summed by contiguous
+/// loops; implementation::portable, and automatic where host_spamm_available() is false, take
+/// the portable kernel.
+void compute_norms(const Kokkos::OpenMP& exec, const char* function, const options& opt,
+                   const void* packed, const geometry& geo, operand which,
+                   const norm_map<Kokkos::OpenMP::memory_space>& norms);
+#endif
+
+#ifdef KOKKOS_ENABLE_SERIAL
+/// On Serial: as on OpenMP.
+void compute_norms(const Kokkos::Serial& exec, const char* function, const options& opt,
+                   const void* packed, const geometry& geo, operand which,
+                   const norm_map<Kokkos::Serial::memory_space>& norms);
 #endif
 
 }  // namespace nearsparse::spamm::detail

@@ -5,7 +5,11 @@
 //
 // One team per 32 x 32 block of the destination: the block is read in the source's own order
 // into team scratch, then written in the destination's order, so the transposed packing of B
-// reads and writes whole rows on every backend.
+// reads and writes whole rows on every backend. On host spaces (memory space HostSpace) one
+// iteration per 32 destination rows with plain loops instead: rows straight across where the
+// destination's rows run along the source's contiguous index, through a 32 x 32 block on the
+// stack otherwise; the same values bit for bit, without the team machinery a host pays per
+// element.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
@@ -14,19 +18,87 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace nearsparse::spamm::detail {
 
 inline constexpr int pack_block = 32;
 
-/// dst (rows_p x cols_p, row-major) = encode(op(src)), zero outside op(src); op(src) = src, or
-/// src^T when `transpose`. Writes the number of non-finite source values (0 unless
-/// `count_non_finite`) into `bad`: a host integer (the call waits for it) or a rank-0 View in the
-/// space's memory (the call returns at once).
+/// Edge of the blocks a host transposes through: rows of the source read in runs of this many
+/// elements, so each run spans several cache lines the hardware prefetches.
+inline constexpr int host_pack_block = 64;
+
+/// pack_operand_into on a host space (see the file's comment).
 template <class Format, class ExecSpace, class SrcView, class Total>
-void pack_operand_into(const ExecSpace& exec, const SrcView& src, bool transpose,
-                       typename Format::storage* dst, int rows_p, int cols_p, bool count_non_finite,
-                       Total&& bad) {
+void pack_operand_on_host(const ExecSpace& exec, const SrcView& src, bool transpose,
+                          typename Format::storage* dst, int rows_p, int cols_p,
+                          bool count_non_finite, Total&& bad) {
+  using storage = typename Format::storage;
+  constexpr int edge = host_pack_block;
+  const int rows = static_cast<int>(transpose ? src.extent(1) : src.extent(0));
+  const int cols = static_cast<int>(transpose ? src.extent(0) : src.extent(1));
+  const int blocks_r = (rows_p + edge - 1) / edge, blocks_c = (cols_p + edge - 1) / edge;
+  if (blocks_r == 0 || blocks_c == 0) {
+    nearsparse::detail::set_zero(exec, bad);
+    return;
+  }
+  // The source's contiguous index: its column unless it is LayoutLeft (or a column vector).
+  const bool src_rows_contiguous =
+      std::is_same<typename SrcView::array_layout, Kokkos::LayoutLeft>::value ||
+      (src.extent(0) > 1 && src.stride(0) == 1);
+  // Destination rows run along the source's contiguous index: copy them straight across, a
+  // block of whole rows per iteration; otherwise transpose edge x edge blocks, consecutive
+  // blocks continuing along the same source rows.
+  const bool straight = transpose == src_rows_contiguous;
+  const std::size_t ld = static_cast<std::size_t>(cols_p);
+  const storage zero = Format::encode(0.0);
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::pack",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, straight ? blocks_r : blocks_r * blocks_c),
+      KOKKOS_LAMBDA(const int block, std::int64_t& count) {
+        const int r0 = (straight ? block : block % blocks_r) * edge;
+        const int r1 = r0 + edge < rows_p ? r0 + edge : rows_p;
+        const int c0 = straight ? 0 : (block / blocks_r) * edge;
+        const int c1 = straight ? cols_p : (c0 + edge < cols_p ? c0 + edge : cols_p);
+        // The part of the block that comes from the source; the rest is zero padding.
+        const int r_src = r1 < rows ? r1 : rows;
+        const int c_src = c1 < cols ? c1 : cols;
+        std::int64_t local = 0;
+        if (straight) {
+          for (int r = r0; r < r_src; ++r) {
+            storage* out = dst + r * ld;
+            for (int c = 0; c < c_src; ++c) {
+              const double v =
+                  transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
+              local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
+              out[c] = Format::encode(v);
+            }
+          }
+        } else if (r0 < r_src && c0 < c_src) {
+          storage tile[edge][edge + 1];
+          // Read along the source's contiguous index (destination rows), then write rows.
+          for (int c = c0; c < c_src; ++c)
+            for (int r = r0; r < r_src; ++r) {
+              const double v =
+                  transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
+              local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
+              tile[r - r0][c - c0] = Format::encode(v);
+            }
+          for (int r = r0; r < r_src; ++r)
+            for (int c = c0; c < c_src; ++c) dst[r * ld + c] = tile[r - r0][c - c0];
+        }
+        for (int r = r0; r < r1; ++r)
+          for (int c = r < r_src && c0 < c_src ? c_src : c0; c < c1; ++c) dst[r * ld + c] = zero;
+        count += local;
+      },
+      bad);
+}
+
+/// pack_operand_into with one team per 32 x 32 block (see the file's comment).
+template <class Format, class ExecSpace, class SrcView, class Total>
+void pack_operand_teams(const ExecSpace& exec, const SrcView& src, bool transpose,
+                        typename Format::storage* dst, int rows_p, int cols_p,
+                        bool count_non_finite, Total&& bad) {
   using storage = typename Format::storage;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
@@ -82,6 +154,21 @@ void pack_operand_into(const ExecSpace& exec, const SrcView& src, bool transpose
         team.team_barrier();
       },
       bad);
+}
+
+/// dst (rows_p x cols_p, row-major) = encode(op(src)), zero outside op(src); op(src) = src, or
+/// src^T when `transpose`. Writes the number of non-finite source values (0 unless
+/// `count_non_finite`) into `bad`: a host integer (the call waits for it) or a rank-0 View in the
+/// space's memory (the call returns at once).
+template <class Format, class ExecSpace, class SrcView, class Total>
+void pack_operand_into(const ExecSpace& exec, const SrcView& src, bool transpose,
+                       typename Format::storage* dst, int rows_p, int cols_p, bool count_non_finite,
+                       Total&& bad) {
+  if constexpr (std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value) {
+    pack_operand_on_host<Format>(exec, src, transpose, dst, rows_p, cols_p, count_non_finite, bad);
+  } else {
+    pack_operand_teams<Format>(exec, src, transpose, dst, rows_p, cols_p, count_non_finite, bad);
+  }
 }
 
 /// pack_operand_into, returning the number of non-finite source values (waits for the device).

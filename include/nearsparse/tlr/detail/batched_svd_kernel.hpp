@@ -4,7 +4,8 @@
 //   dispatch_batched_svd   the generic template takes the portable path (and refuses
 //                          implementation::specialized); the overload on Kokkos::Cuda, defined in
 //                          src/tlr/cuda_batched_svd.cpp, takes cuSOLVER's gesvdjBatched where the
-//                          options and the shape allow it.
+//                          options and the shape allow it; the overloads on Kokkos::OpenMP and
+//                          Kokkos::Serial (src/tlr/host_batched_svd.cpp) take LAPACK's gesvd.
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
@@ -187,6 +188,18 @@ batched_svd_report portable_batched_svd(const ExecSpace& exec, const svd_batch& 
 /// portable kernel otherwise. Throws nearsparse::unsupported for implementation::specialized
 /// where cuSOLVER cannot take the call, nearsparse::runtime_error when CUDA or cuSOLVER fails.
 batched_svd_report dispatch_batched_svd(const Kokkos::Cuda& exec, const svd_batch& job,
+                                        const batched_svd_options& options);
+#endif
+
+#ifdef KOKKOS_ENABLE_OPENMP
+/// LAPACK's gesvd on each matrix, one thread per matrix, where this build has OpenBLAS (defined in
+/// src/tlr/host_batched_svd.cpp); the portable kernel otherwise. Throws nearsparse::unsupported for
+/// implementation::specialized without OpenBLAS.
+batched_svd_report dispatch_batched_svd(const Kokkos::OpenMP& exec, const svd_batch& job,
+                                        const batched_svd_options& options);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+batched_svd_report dispatch_batched_svd(const Kokkos::Serial& exec, const svd_batch& job,
                                         const batched_svd_options& options);
 #endif
 

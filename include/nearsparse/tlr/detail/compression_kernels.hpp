@@ -1,13 +1,18 @@
 #pragma once
 // The per-tile compression kernels: one team per low-rank tile, reading the tile straight from the
-// dense matrix, workspace from a slice of a global array.
+// dense matrix, workspace from a slice of a global array; and the dispatch to the specialized
+// paths (the host overloads on Kokkos::OpenMP and Kokkos::Serial, src/tlr/host_compression.cpp:
+// LAPACK and BLAS on each tile, one thread per tile).
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
+#include <nearsparse/tlr/options.hpp>
 #include <nearsparse/tlr/tlr_matrix.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nearsparse::tlr::detail {
@@ -200,5 +205,52 @@ struct jacobi_compression {
     c.store(team, f, k, perm, Vh, nb, W, nb, error);
   }
 };
+
+/// A compression in raw form for the specialized paths: A's element (r, c) is at
+/// a[r * a_row_stride + c * a_col_stride]; the factors, ranks and errors are the output matrix's
+/// arrays; `tiles` lists the low-rank tiles by number (a host array).
+struct compression_job {
+  const double* a = nullptr;
+  std::size_t a_row_stride = 0, a_col_stride = 0;
+  double* u = nullptr;
+  double* v = nullptr;
+  int* ranks = nullptr;
+  double* errors = nullptr;
+  const int* tiles = nullptr;
+  int tile_count = 0;
+  int tile_rows = 0, nb = 0, rows = 0, cols = 0, max_rank = 0, fixed_rank = -1;
+  /// Each tile's share of the error budget (an absolute Frobenius norm).
+  double tolerance = 0;
+};
+
+/// Whether compress takes the specialized path on this execution space; the generic template has
+/// none (implementation::specialized throws nearsparse::unsupported).
+template <class ExecSpace>
+bool take_specialized_compression(const ExecSpace&, const compression_options& options) {
+  return nearsparse::detail::take_specialized_none<ExecSpace>(
+      "nearsparse::tlr::compress", options.implementation,
+      "compression runs in the portable kernels on this execution space");
+}
+
+/// The specialized compression of the job's tiles; only called where
+/// take_specialized_compression said yes, which the generic template never does.
+template <class ExecSpace>
+void specialized_compress(const ExecSpace&, const compression_job&, const compression_options&) {
+  throw nearsparse::runtime_error(
+      "nearsparse::tlr::compress: no specialized compression on this execution space");
+}
+
+#ifdef KOKKOS_ENABLE_OPENMP
+/// Host compression (LAPACK and BLAS on each tile) where this build has OpenBLAS; the portable
+/// kernels otherwise (implementation::specialized throws nearsparse::unsupported there).
+bool take_specialized_compression(const Kokkos::OpenMP& exec, const compression_options& options);
+void specialized_compress(const Kokkos::OpenMP& exec, const compression_job& job,
+                          const compression_options& options);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+bool take_specialized_compression(const Kokkos::Serial& exec, const compression_options& options);
+void specialized_compress(const Kokkos::Serial& exec, const compression_job& job,
+                          const compression_options& options);
+#endif
 
 }  // namespace nearsparse::tlr::detail

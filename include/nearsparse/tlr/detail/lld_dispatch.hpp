@@ -5,7 +5,9 @@
 //   portable_*   one team per C tile walks its products (Kokkos team policies, every backend);
 //   dispatch_*   the generic templates take the portable path (and refuse
 //                implementation::specialized); the overloads on Kokkos::Cuda, defined in
-//                src/tlr/cuda_lld.cpp, take cuBLAS batched GEMMs where the options allow it.
+//                src/tlr/cuda_lld.cpp, take cuBLAS batched GEMMs where the options allow it;
+//                the overloads on Kokkos::OpenMP and Kokkos::Serial (src/tlr/host_lld.cpp)
+//                take OpenBLAS GEMMs, one thread per C tile.
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/tlr/detail/product_checks.hpp>
@@ -178,6 +180,24 @@ void dispatch_gemm_lld_batched(const Kokkos::Cuda& exec, double alpha, const lld
                                double beta, const std::vector<tile_triple>& batch,
                                const gemm_options& options);
 void dispatch_gemm_dense(const Kokkos::Cuda& exec, double alpha, const lld_operands& ops,
+                         double beta, const gemm_options& options);
+#endif
+
+#ifdef KOKKOS_ENABLE_OPENMP
+/// One thread per C tile, its products gathered into BLAS-3 GEMMs (OpenBLAS), where this build has
+/// OpenBLAS (src/tlr/host_lld.cpp); the portable kernels otherwise. Throw nearsparse::unsupported
+/// for implementation::specialized without OpenBLAS.
+void dispatch_gemm_lld_batched(const Kokkos::OpenMP& exec, double alpha, const lld_operands& ops,
+                               double beta, const std::vector<tile_triple>& batch,
+                               const gemm_options& options);
+void dispatch_gemm_dense(const Kokkos::OpenMP& exec, double alpha, const lld_operands& ops,
+                         double beta, const gemm_options& options);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+void dispatch_gemm_lld_batched(const Kokkos::Serial& exec, double alpha, const lld_operands& ops,
+                               double beta, const std::vector<tile_triple>& batch,
+                               const gemm_options& options);
+void dispatch_gemm_dense(const Kokkos::Serial& exec, double alpha, const lld_operands& ops,
                          double beta, const gemm_options& options);
 #endif
 

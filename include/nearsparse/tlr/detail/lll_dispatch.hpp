@@ -1,0 +1,60 @@
+#pragma once
+// GEMM-LLL (products into a TLR C): the dispatch between the portable kernels (gemm.hpp, run_lll)
+// and the specialized paths. The generic templates have no specialized path; the overloads on
+// Kokkos::OpenMP and Kokkos::Serial (src/tlr/host_lll.cpp) take one thread per C tile, sum its
+// products into the dense tile with OpenBLAS GEMMs and recompress it once with a randomized SVD
+// (LAPACK), where this build has OpenBLAS.
+
+#include <nearsparse/core/detail/dispatch.hpp>
+#include <nearsparse/core/errors.hpp>
+#include <nearsparse/tlr/detail/tile_access.hpp>
+#include <nearsparse/tlr/options.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+namespace nearsparse::tlr::detail {
+
+/// A GEMM-LLL for the specialized paths: C tiles += alpha A B over `pairs`, recompressed to
+/// `trunc`, what was dropped added to the per-tile totals dropped2 (squared) and at_cap.
+template <class MemorySpace>
+struct lll_job {
+  tile_access a, b, c;
+  product_pairs<MemorySpace> pairs;
+  double alpha = 1, beta = 0;
+  truncation trunc;
+  std::size_t workspace_bytes = 0;
+  double* dropped2 = nullptr;
+  int* at_cap = nullptr;
+};
+
+/// Whether a product into a TLR C takes the specialized path; the generic template has none
+/// (implementation::specialized throws nearsparse::unsupported).
+template <class ExecSpace>
+bool take_specialized_lll(const ExecSpace&, const char* function, const gemm_options& options) {
+  return nearsparse::detail::take_specialized_none<ExecSpace>(
+      function, options.implementation,
+      "the recompression of a TLR C runs in the portable kernels on this execution space");
+}
+
+/// The specialized GEMM-LLL; only called where take_specialized_lll said yes, which the generic
+/// template never does.
+template <class ExecSpace>
+void specialized_lll(const ExecSpace&, const lll_job<typename ExecSpace::memory_space>&) {
+  throw nearsparse::runtime_error(
+      "nearsparse::tlr::gemm: no specialized recompression on this execution space");
+}
+
+#ifdef KOKKOS_ENABLE_OPENMP
+bool take_specialized_lll(const Kokkos::OpenMP& exec, const char* function,
+                          const gemm_options& options);
+void specialized_lll(const Kokkos::OpenMP& exec, const lll_job<Kokkos::HostSpace>& job);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+bool take_specialized_lll(const Kokkos::Serial& exec, const char* function,
+                          const gemm_options& options);
+void specialized_lll(const Kokkos::Serial& exec, const lll_job<Kokkos::HostSpace>& job);
+#endif
+
+}  // namespace nearsparse::tlr::detail

@@ -1,0 +1,230 @@
+// OpenBLAS behind include/nearsparse/core/detail/host_blas.hpp. NEARSPARSE_HAVE_OPENBLAS is set by
+// CMake for this file only, where the build found OpenBLAS and its cblas.h. The LAPACK routines
+// are OpenBLAS's own Fortran symbols (it ships LAPACK), declared here, so no LAPACKE is needed.
+#include <nearsparse/core/detail/host_blas.hpp>
+
+#include <string>
+
+#if NEARSPARSE_HAVE_OPENBLAS
+#include <cblas.h>
+
+extern "C" {
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work,
+             const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sgeqp3_(const int* m, const int* n, float* a, const int* lda, int* jpvt, float* tau,
+             float* work, const int* lwork, int* info);
+void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau,
+             double* work, const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda,
+             const double* tau, double* work, const int* lwork, int* info);
+void sgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, float* a,
+             const int* lda, float* s, float* u, const int* ldu, float* vt, const int* ldvt,
+             float* work, const int* lwork, int* info, std::size_t, std::size_t);
+void dgesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, double* a,
+             const int* lda, double* s, double* u, const int* ldu, double* vt, const int* ldvt,
+             double* work, const int* lwork, int* info, std::size_t, std::size_t);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s,
+             float* u, const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork,
+             int* iwork, int* info, std::size_t);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
+             double* u, const int* ldu, double* vt, const int* ldvt, double* work,
+             const int* lwork, int* iwork, int* info, std::size_t);
+}
+#endif
+
+namespace nearsparse::detail::host_blas {
+
+namespace {
+[[noreturn]] void no_openblas(const char* routine) {
+  throw nearsparse::unsupported(std::string("nearsparse::detail::host_blas::") + routine +
+                                ": this build has no OpenBLAS (NEARSPARSE_ENABLE_OPENBLAS)");
+}
+
+}  // namespace
+
+#if NEARSPARSE_HAVE_OPENBLAS
+
+namespace {
+// LAPACK's info: >= 0 is returned to the caller (a singular value that did not converge, ...);
+// < 0 names the argument LAPACK rejected.
+int checked(const char* routine, int info) {
+  if (info < 0)
+    throw nearsparse::invalid_argument(std::string("nearsparse::detail::host_blas::") + routine +
+                                       ": LAPACK rejected argument " + std::to_string(-info));
+  return info;
+}
+
+}  // namespace
+
+bool available() {
+  return true;
+}
+
+const char* name() {
+  // openblas_get_config() reads "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ...": keep the first two
+  // words, the library and its version, then the core type of the kernels in use.
+  static thread_local std::string text;
+  std::string config = openblas_get_config();
+  std::size_t end = config.find(' ');
+  if (end != std::string::npos) end = config.find(' ', end + 1);
+  text = config.substr(0, end);
+  // The kernels OpenBLAS chose for this processor: a generic one (Prescott) on a processor it does
+  // not know runs several times below the machine (OPENBLAS_CORETYPE selects them by hand).
+  text += std::string(" ") + openblas_get_corename();
+  const int t = openblas_get_num_threads();
+  text += " (" + std::to_string(t) + (t == 1 ? " thread)" : " threads)");
+  return text.c_str();
+}
+
+void set_threads(int threads) {
+  openblas_set_num_threads(threads > 0 ? threads : 1);
+}
+
+int threads() {
+  return openblas_get_num_threads();
+}
+
+namespace {
+CBLAS_ORDER cblas(order o) {
+  return o == order::column_major ? CblasColMajor : CblasRowMajor;
+}
+CBLAS_TRANSPOSE cblas(op t) {
+  return t == op::transpose ? CblasTrans : CblasNoTrans;
+}
+}  // namespace
+
+void gemm(order layout, op trans_a, op trans_b, int m, int n, int k, float alpha, const float* a,
+          int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(cblas(layout), cblas(trans_a), cblas(trans_b), m, n, k, alpha, a, lda, b, ldb, beta,
+              c, ldc);
+}
+
+void gemm(order layout, op trans_a, op trans_b, int m, int n, int k, double alpha,
+          const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(cblas(layout), cblas(trans_a), cblas(trans_b), m, n, k, alpha, a, lda, b, ldb, beta,
+              c, ldc);
+}
+
+int geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork) {
+  int info = 0;
+  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+  return checked("geqrf", info);
+}
+int geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork) {
+  int info = 0;
+  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+  return checked("geqrf", info);
+}
+
+int geqp3(int m, int n, float* a, int lda, int* jpvt, float* tau, float* work, int lwork) {
+  int info = 0;
+  sgeqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, &info);
+  return checked("geqp3", info);
+}
+int geqp3(int m, int n, double* a, int lda, int* jpvt, double* tau, double* work, int lwork) {
+  int info = 0;
+  dgeqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, &info);
+  return checked("geqp3", info);
+}
+
+int orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork) {
+  int info = 0;
+  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  return checked("orgqr", info);
+}
+int orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork) {
+  int info = 0;
+  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  return checked("orgqr", info);
+}
+
+int gesvd(char jobu, char jobvt, int m, int n, float* a, int lda, float* s, float* u, int ldu,
+          float* vt, int ldvt, float* work, int lwork) {
+  int info = 0;
+  sgesvd_(&jobu, &jobvt, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, &info, 1, 1);
+  return checked("gesvd", info);
+}
+int gesvd(char jobu, char jobvt, int m, int n, double* a, int lda, double* s, double* u, int ldu,
+          double* vt, int ldvt, double* work, int lwork) {
+  int info = 0;
+  dgesvd_(&jobu, &jobvt, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, &info, 1, 1);
+  return checked("gesvd", info);
+}
+
+int gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt,
+          int ldvt, float* work, int lwork, int* iwork) {
+  int info = 0;
+  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+  return checked("gesdd", info);
+}
+int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+          int ldvt, double* work, int lwork, int* iwork) {
+  int info = 0;
+  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+  return checked("gesdd", info);
+}
+
+#else
+
+bool available() {
+  return false;
+}
+
+const char* name() {
+  return "no OpenBLAS";
+}
+
+void set_threads(int) {}
+
+int threads() {
+  return 0;
+}
+
+void gemm(order, op, op, int, int, int, float, const float*, int, const float*, int, float, float*,
+          int) {
+  no_openblas("gemm");
+}
+void gemm(order, op, op, int, int, int, double, const double*, int, const double*, int, double,
+          double*, int) {
+  no_openblas("gemm");
+}
+int geqrf(int, int, float*, int, float*, float*, int) {
+  no_openblas("geqrf");
+}
+int geqrf(int, int, double*, int, double*, double*, int) {
+  no_openblas("geqrf");
+}
+int geqp3(int, int, float*, int, int*, float*, float*, int) {
+  no_openblas("geqp3");
+}
+int geqp3(int, int, double*, int, int*, double*, double*, int) {
+  no_openblas("geqp3");
+}
+int orgqr(int, int, int, float*, int, const float*, float*, int) {
+  no_openblas("orgqr");
+}
+int orgqr(int, int, int, double*, int, const double*, double*, int) {
+  no_openblas("orgqr");
+}
+int gesvd(char, char, int, int, float*, int, float*, float*, int, float*, int, float*, int) {
+  no_openblas("gesvd");
+}
+int gesvd(char, char, int, int, double*, int, double*, double*, int, double*, int, double*, int) {
+  no_openblas("gesvd");
+}
+int gesdd(char, int, int, float*, int, float*, float*, int, float*, int, float*, int, int*) {
+  no_openblas("gesdd");
+}
+int gesdd(char, int, int, double*, int, double*, double*, int, double*, int, double*, int, int*) {
+  no_openblas("gesdd");
+}
+
+#endif
+
+}  // namespace nearsparse::detail::host_blas
