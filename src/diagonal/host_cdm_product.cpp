@@ -10,7 +10,6 @@
 // go one at a time. Every position adds its terms in the order of A's diagonals, starting from
 // zero, as the portable host kernel does.
 
-#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/diagonal/cdm_product.hpp>
 #include <nearsparse/diagonal/detail/cdm_product_dispatch.hpp>
 
@@ -157,12 +156,7 @@ template <class Exec, class Scalar>
 void with_plan(const Exec& exec, const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan,
                Scalar alpha, const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
                const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
-               const cdm_matrix<Scalar, Kokkos::HostSpace>& c, const product_options& options) {
-  if (!nearsparse::detail::take_specialized(multiply_name, options.implementation, true,
-                                            exec.name())) {
-    cdm_multiply_with_plan_portable(exec, plan, alpha, a, b, beta, c);
-    return;
-  }
+               const cdm_matrix<Scalar, Kokkos::HostSpace>& c) {
   host_kernel(exec, plan.size(), alpha, a.values().data(), plan.a_logical().data(),
               a.diagonal_count(), plan.op_a() == op::transpose, b.values().data(),
               b.lookup().data(), plan.op_b() == op::transpose, beta, c.values().data(),
@@ -174,21 +168,21 @@ void with_plan(const Exec& exec, const cdm_product_plan<Scalar, Kokkos::HostSpac
 // The overloads, one definition per execution space.
 #define NEARSPARSE_HOST_CDM_PRODUCT(EXEC)                                                         \
   template <class Scalar>                                                                         \
-  void cdm_multiply_with_plan(                                                                    \
-      const EXEC& exec, const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,    \
-      const cdm_matrix<Scalar, Kokkos::HostSpace>& a,                                             \
-      const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,                                \
-      const cdm_matrix<Scalar, Kokkos::HostSpace>& c, const product_options& options) {           \
-    with_plan(exec, plan, alpha, a, b, beta, c, options);                                         \
+  void cdm_multiply_host(const EXEC& exec,                                                        \
+                         const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,   \
+                         const cdm_matrix<Scalar, Kokkos::HostSpace>& a,                          \
+                         const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,             \
+                         const cdm_matrix<Scalar, Kokkos::HostSpace>& c) {                        \
+    with_plan(exec, plan, alpha, a, b, beta, c);                                                  \
   }                                                                                               \
-  template void cdm_multiply_with_plan<double>(                                                   \
+  template void cdm_multiply_host<double>(                                                        \
       const EXEC&, const cdm_product_plan<double, Kokkos::HostSpace>&, double,                    \
       const cdm_matrix<double, Kokkos::HostSpace>&, const cdm_matrix<double, Kokkos::HostSpace>&, \
-      double, const cdm_matrix<double, Kokkos::HostSpace>&, const product_options&);              \
-  template void cdm_multiply_with_plan<float>(                                                    \
+      double, const cdm_matrix<double, Kokkos::HostSpace>&);                                      \
+  template void cdm_multiply_host<float>(                                                         \
       const EXEC&, const cdm_product_plan<float, Kokkos::HostSpace>&, float,                      \
       const cdm_matrix<float, Kokkos::HostSpace>&, const cdm_matrix<float, Kokkos::HostSpace>&,   \
-      float, const cdm_matrix<float, Kokkos::HostSpace>&, const product_options&);
+      float, const cdm_matrix<float, Kokkos::HostSpace>&);
 
 #ifdef KOKKOS_ENABLE_OPENMP
 NEARSPARSE_HOST_CDM_PRODUCT(Kokkos::OpenMP)

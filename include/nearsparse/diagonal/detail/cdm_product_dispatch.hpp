@@ -1,8 +1,8 @@
 #pragma once
 // The CDM product's dispatch (core/detail/dispatch.hpp): one detail function, the product with a
-// plan, whose generic template runs the portable kernels on any execution space. OpenMP and
-// Serial add overloads (declared at the end, defined in src/diagonal/host_cdm_product.cpp) that
-// take the host kernel for matrices in HostSpace.
+// plan, which runs the portable kernels on any execution space and, on OpenMP and Serial for
+// matrices in HostSpace, the host kernel (declared at the end, defined in
+// src/diagonal/host_cdm_product.cpp).
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
@@ -68,37 +68,44 @@ void cdm_multiply_with_plan_portable(const ExecSpace& exec,
                         b.lookup(), tb, beta, c.values(), c.indices());
 }
 
-/// C = alpha op(A) op(B) + beta C with a plan (arguments checked). The portable path on any
-/// execution space.
+// Host backends (src/diagonal/host_cdm_product.cpp): every stored diagonal of A whose partner B
+// stores, four of them fused per pass over a block of C's positions. The specialized kernel only:
+// the choice and the portable fallback stay in cdm_multiply_with_plan below, so the portable
+// kernels are instantiated in the caller's translation unit alone (nvcc's extended lambdas go
+// wrong where one kernel is instantiated in the library and in the caller too). Defined for
+// Scalar double and float.
+#ifdef KOKKOS_ENABLE_OPENMP
+template <class Scalar>
+void cdm_multiply_host(const Kokkos::OpenMP& exec,
+                       const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+template <class Scalar>
+void cdm_multiply_host(const Kokkos::Serial& exec,
+                       const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c);
+#endif
+
+/// C = alpha op(A) op(B) + beta C with a plan (arguments checked): the host kernel where
+/// cdm_specialized says ExecSpace has one for Mem and the options let it run, the portable
+/// kernels otherwise.
 template <class ExecSpace, class Scalar, class Mem>
 void cdm_multiply_with_plan(const ExecSpace& exec, const cdm_product_plan<Scalar, Mem>& plan,
                             Scalar alpha, const cdm_matrix<Scalar, Mem>& a,
                             const cdm_matrix<Scalar, Mem>& b, Scalar beta,
                             const cdm_matrix<Scalar, Mem>& c, const product_options& options) {
-  nearsparse::detail::take_specialized_none<ExecSpace>(multiply_name, options.implementation,
-                                                       cdm_declined);
-  cdm_multiply_with_plan_portable(exec, plan, alpha, a, b, beta, c);
+  constexpr bool available = cdm_specialized<ExecSpace, Mem>::value;
+  if (nearsparse::detail::take_specialized(multiply_name, options.implementation, available,
+                                           ExecSpace::name(), cdm_declined)) {
+    if constexpr (available) cdm_multiply_host(exec, plan, alpha, a, b, beta, c);
+  } else {
+    cdm_multiply_with_plan_portable(exec, plan, alpha, a, b, beta, c);
+  }
 }
-
-// Host backends: every stored diagonal of A whose partner B stores, four of them fused per pass
-// over a block of C's positions. Defined for Scalar double and float.
-#ifdef KOKKOS_ENABLE_OPENMP
-template <class Scalar>
-void cdm_multiply_with_plan(const Kokkos::OpenMP& exec,
-                            const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& c,
-                            const product_options& options);
-#endif
-#ifdef KOKKOS_ENABLE_SERIAL
-template <class Scalar>
-void cdm_multiply_with_plan(const Kokkos::Serial& exec,
-                            const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
-                            const cdm_matrix<Scalar, Kokkos::HostSpace>& c,
-                            const product_options& options);
-#endif
 
 }  // namespace nearsparse::diagonal::detail
