@@ -1,9 +1,9 @@
 // The host backends' CDM product (include/nearsparse/diagonal/detail/cdm_product_dispatch.hpp):
 // C = alpha op(A) op(B) + beta C on Kokkos::OpenMP and Kokkos::Serial for matrices in HostSpace.
 //
-// A task computes a block of host_block positions of one compact diagonal k of C, balanced over
-// the threads by dynamic scheduling. Its terms are the stored diagonals a of A whose partner
-// (k - a) mod n B stores; each term reads A and B at shifted positions that wrap around at n.
+// A task computes a block of host_block positions of one compact diagonal k of C; the tasks are
+// dealt cyclically over the threads (src/core/host/cyclic_tasks.hpp). Its terms are the stored
+// diagonals a of A whose partner (k - a) mod n B stores; each term reads A and B at shifted positions that wrap around at n.
 // Four terms are fused per pass: the block is cut where any of the four wraps, and over each
 // piece the four products are added in one unit-stride loop (nine loads and one store per four
 // multiply-adds, where one term at a time costs three loads and a store each). Remaining terms
@@ -12,6 +12,8 @@
 
 #include <nearsparse/diagonal/cdm_product.hpp>
 #include <nearsparse/diagonal/detail/cdm_product_dispatch.hpp>
+
+#include "../core/host/cyclic_tasks.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -113,43 +115,41 @@ void host_kernel(const Exec& exec, int n, Scalar alpha, const Scalar* a, const i
   const int blocks = (n + host_block - 1) / host_block;
   const std::int64_t tasks = std::int64_t(c_count) * blocks;
   if (tasks == 0) return;
-  using policy =
-      Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for("nearsparse::diagonal::cdm_multiply_host",
-                       policy(exec, 0, tasks).set_chunk_size(1), [=](const std::int64_t task) {
-                         const int row_c = int(task / blocks);
-                         const int p0 = int(task % blocks) * host_block;
-                         const int p1 = std::min(p0 + host_block, n);
-                         const int k = c_indices[row_c];
-                         Scalar acc[host_block];
-                         for (int i = 0; i < p1 - p0; ++i) acc[i] = Scalar(0);
-                         term<Scalar> group[4];
-                         int pending = 0;
-                         for (int at = 0; at < a_count; ++at) {
-                           const int la = a_logical[at];
-                           const int lb = wrap(k - la, n);
-                           const int row_b = b_lookup[tb ? wrap(n - lb, n) : lb];
-                           if (row_b < 0) continue;
-                           // Entry p reads A at (p + sa) mod n and B at (p + sb) mod n.
-                           group[pending++] = {a + std::int64_t(at) * n,
-                                               b + std::int64_t(row_b) * n, ta ? la : 0,
-                                               tb ? wrap(la + lb, n) : la};
-                           if (pending == 4) {
-                             add_terms(acc, p0, p1, n, group, 4);
-                             pending = 0;
-                           }
-                         }
-                         add_terms(acc, p0, p1, n, group, pending);
-                         Scalar* __restrict__ out = c + std::int64_t(row_c) * n + p0;
-                         const int count = p1 - p0;
-                         if (beta == Scalar(0)) {
+  const auto body = [=](const std::int64_t task) {
+    const int row_c = int(task / blocks);
+    const int p0 = int(task % blocks) * host_block;
+    const int p1 = std::min(p0 + host_block, n);
+    const int k = c_indices[row_c];
+    Scalar acc[host_block];
+    for (int i = 0; i < p1 - p0; ++i) acc[i] = Scalar(0);
+    term<Scalar> group[4];
+    int pending = 0;
+    for (int at = 0; at < a_count; ++at) {
+      const int la = a_logical[at];
+      const int lb = wrap(k - la, n);
+      const int row_b = b_lookup[tb ? wrap(n - lb, n) : lb];
+      if (row_b < 0) continue;
+      // Entry p reads A at (p + sa) mod n and B at (p + sb) mod n.
+      group[pending++] = {a + std::int64_t(at) * n, b + std::int64_t(row_b) * n, ta ? la : 0,
+                          tb ? wrap(la + lb, n) : la};
+      if (pending == 4) {
+        add_terms(acc, p0, p1, n, group, 4);
+        pending = 0;
+      }
+    }
+    add_terms(acc, p0, p1, n, group, pending);
+    Scalar* __restrict__ out = c + std::int64_t(row_c) * n + p0;
+    const int count = p1 - p0;
+    if (beta == Scalar(0)) {
 #pragma omp simd
-                           for (int i = 0; i < count; ++i) out[i] = alpha * acc[i];
-                         } else {
+      for (int i = 0; i < count; ++i) out[i] = alpha * acc[i];
+    } else {
 #pragma omp simd
-                           for (int i = 0; i < count; ++i) out[i] = alpha * acc[i] + beta * out[i];
-                         }
-                       });
+      for (int i = 0; i < count; ++i) out[i] = alpha * acc[i] + beta * out[i];
+    }
+  };
+  nearsparse::detail::for_each_task_cyclic(exec, "nearsparse::diagonal::cdm_multiply_host", tasks,
+                                           body);
 }
 
 template <class Exec, class Scalar>

@@ -1,11 +1,11 @@
 // The host backends' HM product (include/nearsparse/diagonal/detail/hm_product_dispatch.hpp):
 // the output-stationary product on Kokkos::OpenMP and Kokkos::Serial, with a plan and whole.
 //
-// C is computed in blocks of host_block positions of one C diagonal, one task each, balanced
-// over the threads by dynamic scheduling (blocks differ in their number of pairs). A block sums
-// the pairs of diagonals of A and B meeting on it in a stack buffer, four pairs fused per pass
-// over their common range (three loads per multiply-add become nine per four, and the buffer is
-// read and written once per four pairs), the rest one pair at a time; every element still adds
+// C is computed in blocks of host_block positions of one C diagonal, one task each, dealt over
+// the threads cyclically (src/core/host/cyclic_tasks.hpp: neighbouring blocks have about as many
+// pairs). A block sums the pairs of diagonals of A and B meeting on it in a stack buffer, four
+// pairs fused per pass over their common range (three loads per multiply-add become nine per
+// four, and the buffer is read and written once per four pairs), the rest one pair at a time; every element still adds
 // its pairs in the plan's order, starting from zero, as the portable kernel does. A block with
 // one pair covering it and beta = 0 writes C directly. The loops are contiguous and unit-stride,
 // so the compiler vectorizes them at its baseline instruction set.
@@ -19,6 +19,8 @@
 #include <nearsparse/diagonal/detail/hm_product_kernels.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
 #include <nearsparse/diagonal/hm_product.hpp>
+
+#include "../core/host/cyclic_tasks.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -129,69 +131,67 @@ void host_kernel(const Exec& exec, const host_product<Scalar>& p) {
   if (p.nc == 0) return;
   const index_type* const block_ptr = block_pointers(p.c_starts, p.nc);
   const index_type tasks = block_ptr[p.nc];
-  using policy =
-      Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_type>>;
-  Kokkos::parallel_for("nearsparse::diagonal::hm_multiply_host",
-                       policy(exec, 0, tasks).set_chunk_size(1), [=](const index_type task) {
-                         // This task's C diagonal: the last t with block_ptr[t] <= task.
-                         int lo_t = 0, hi_t = p.nc;
-                         while (hi_t - lo_t > 1) {
-                           const int mid = (lo_t + hi_t) / 2;
-                           if (block_ptr[mid] <= task)
-                             lo_t = mid;
-                           else
-                             hi_t = mid;
-                         }
-                         const int ci = lo_t;
-                         const index_type c0 = p.c_starts[ci];
-                         const index_type len = p.c_starts[ci + 1] - c0;
-                         const index_type q0 = (task - block_ptr[ci]) * host_block;
-                         const index_type q1 = std::min(q0 + host_block, len);
-                         Scalar* const out = p.c + c0;
-                         const Scalar alpha = p.alpha, beta = p.beta;
-                         const index_type first = p.pair_ptr[ci], last = p.pair_ptr[ci + 1];
+  const auto body = [=](const index_type task) {
+    // This task's C diagonal: the last t with block_ptr[t] <= task.
+    int lo_t = 0, hi_t = p.nc;
+    while (hi_t - lo_t > 1) {
+      const int mid = (lo_t + hi_t) / 2;
+      if (block_ptr[mid] <= task)
+        lo_t = mid;
+      else
+        hi_t = mid;
+    }
+    const int ci = lo_t;
+    const index_type c0 = p.c_starts[ci];
+    const index_type len = p.c_starts[ci + 1] - c0;
+    const index_type q0 = (task - block_ptr[ci]) * host_block;
+    const index_type q1 = std::min(q0 + host_block, len);
+    Scalar* const out = p.c + c0;
+    const Scalar alpha = p.alpha, beta = p.beta;
+    const index_type first = p.pair_ptr[ci], last = p.pair_ptr[ci + 1];
 
-                         // One pair over the whole block and nothing to keep of C: write C
-                         // directly.
-                         if (last - first == 1 && beta == Scalar(0)) {
-                           const hm_pair& pr = p.pairs[first];
-                           if (pr.qlo <= q0 && pr.qhi >= q1) {
-                             const Scalar* __restrict__ a = p.a + pr.a_base;
-                             const Scalar* __restrict__ b = p.b + pr.b_base;
-                             Scalar* __restrict__ o = out;
+    // One pair over the whole block and nothing to keep of C: write C
+    // directly.
+    if (last - first == 1 && beta == Scalar(0)) {
+      const hm_pair& pr = p.pairs[first];
+      if (pr.qlo <= q0 && pr.qhi >= q1) {
+        const Scalar* __restrict__ a = p.a + pr.a_base;
+        const Scalar* __restrict__ b = p.b + pr.b_base;
+        Scalar* __restrict__ o = out;
 #pragma omp simd
-                             for (index_type q = q0; q < q1; ++q) o[q] = alpha * (a[q] * b[q]);
-                             return;
-                           }
-                         }
+        for (index_type q = q0; q < q1; ++q) o[q] = alpha * (a[q] * b[q]);
+        return;
+      }
+    }
 
-                         Scalar acc[host_block];
-                         for (index_type i = 0; i < q1 - q0; ++i) acc[i] = Scalar(0);
-                         clipped<Scalar> group[4];
-                         int pending = 0;
-                         for (index_type k = first; k < last; ++k) {
-                           const hm_pair& pr = p.pairs[k];
-                           const index_type lo = std::max(index_type(pr.qlo), q0);
-                           const index_type hi = std::min(index_type(pr.qhi), q1);
-                           if (lo >= hi) continue;
-                           group[pending++] = {lo, hi, p.a + pr.a_base, p.b + pr.b_base};
-                           if (pending == 4) {
-                             add_group(acc, q0, group, 4);
-                             pending = 0;
-                           }
-                         }
-                         add_group(acc, q0, group, pending);
-                         Scalar* __restrict__ o = out + q0;
-                         const index_type count = q1 - q0;
-                         if (beta == Scalar(0)) {
+    Scalar acc[host_block];
+    for (index_type i = 0; i < q1 - q0; ++i) acc[i] = Scalar(0);
+    clipped<Scalar> group[4];
+    int pending = 0;
+    for (index_type k = first; k < last; ++k) {
+      const hm_pair& pr = p.pairs[k];
+      const index_type lo = std::max(index_type(pr.qlo), q0);
+      const index_type hi = std::min(index_type(pr.qhi), q1);
+      if (lo >= hi) continue;
+      group[pending++] = {lo, hi, p.a + pr.a_base, p.b + pr.b_base};
+      if (pending == 4) {
+        add_group(acc, q0, group, 4);
+        pending = 0;
+      }
+    }
+    add_group(acc, q0, group, pending);
+    Scalar* __restrict__ o = out + q0;
+    const index_type count = q1 - q0;
+    if (beta == Scalar(0)) {
 #pragma omp simd
-                           for (index_type i = 0; i < count; ++i) o[i] = alpha * acc[i];
-                         } else {
+      for (index_type i = 0; i < count; ++i) o[i] = alpha * acc[i];
+    } else {
 #pragma omp simd
-                           for (index_type i = 0; i < count; ++i)
-                             o[i] = alpha * acc[i] + beta * o[i];
-                         }
-                       });
+      for (index_type i = 0; i < count; ++i) o[i] = alpha * acc[i] + beta * o[i];
+    }
+  };
+  nearsparse::detail::for_each_task_cyclic(exec, "nearsparse::diagonal::hm_multiply_host", tasks,
+                                           body);
 }
 
 template <class Exec, class Scalar>
