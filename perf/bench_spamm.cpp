@@ -4,12 +4,15 @@
 //       precision (DGEMM, SGEMM, TF32, FP16/BF16 GemmEx with fp32 accumulation) in the same
 //       process. v is the target valid ratio (1 = tau 0, the dense product). Counters:
 //       valid_ratio, tau, rel_error = ||C_exact - C||_F / ||C_exact||_F against an fp64 product,
-//       and t_full / speedup_full for a product that also builds its plan (tau given).
+//       t_full / speedup_full for a product that also builds its plan (tau given), and
+//       t_refresh / speedup_refresh for a kept plan refreshed in place for new operands
+//       (plan::update) and its product.
 //   spamm/openmp/<matrix>/<precision>/N/v   the whole nearsparse::spamm::multiply call (plan,
-//       tau search, product) as "t", a reused plan's product (t_reused) and a call with tau given
-//       (t_whole_tau) against OpenBLAS's dense product of the same precision on as many threads as
-//       the backend (Kokkos Kernels' dense gemm where the build has no OpenBLAS, said in the
-//       label); counters as above, speedup against the whole call, speedup_reused.
+//       tau search, product) as "t", a reused plan's product (t_reused), a kept plan refreshed in
+//       place and its product (t_refresh) and a call with tau given (t_whole_tau) against
+//       OpenBLAS's dense product of the same precision on as many threads as the backend (Kokkos
+//       Kernels' dense gemm where the build has no OpenBLAS, said in the label); counters as above,
+//       speedup against the whole call, speedup_reused.
 //   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
 //       GPU: what the specialization buys.
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
@@ -142,27 +145,42 @@ void spamm_counters(benchmark::State& state, const Exec& exec, const Plan& plan,
   state.counters["rel_error"] = e.relative();
 }
 
-// A product that builds its plan too (tau given): the cost without reuse, as a loop of such
-// calls sees it (one untimed call first, then the median of five).
-template <class Exec, class InView, class CView>
-double time_full(const Exec& exec, const InView& a, const CView& c, const spamm::options& opt) {
-  auto run = [&] {
-    spamm::plan<Exec> plan(exec, a, a, opt);
-    plan.multiply(exec, 1, 0, c);
-  };
+// A call as a loop of such calls sees it: one untimed call first, then the median of five.
+template <class Exec, class Run>
+double time_in_loop(const Exec& exec, const Run& run) {
   nearsparse::perf::time_call(exec, run);
   std::vector<double> t;
   for (int i = 0; i < 5; ++i) t.push_back(nearsparse::perf::time_call(exec, run));
   return nearsparse::perf::median(t);
 }
 
+// A product that builds its plan too (tau given): the cost without reuse.
+template <class Exec, class InView, class CView>
+double time_full(const Exec& exec, const InView& a, const CView& c, const spamm::options& opt) {
+  return time_in_loop(exec, [&] {
+    spamm::plan<Exec> plan(exec, a, a, opt);
+    plan.multiply(exec, 1, 0, c);
+  });
+}
+
+// A kept plan refreshed in place for new operands (plan::update) and its product: what an
+// iteration that keeps its plan pays each step.
+template <class Exec, class InView, class CView>
+double time_refresh(const Exec& exec, spamm::plan<Exec>& plan, const InView& a, const CView& c) {
+  return time_in_loop(exec, [&] {
+    plan.update(exec, a, a);
+    plan.multiply(exec, 1, 0, c);
+  });
+}
+
 // On a host space: the whole nearsparse::spamm::multiply call with its tau search (the plan built:
 // packing, norm maps, search; then the product) against OpenBLAS's dense product of the same
 // precision on as many threads as the backend has (Kokkos Kernels' dense gemm where the build has
 // no OpenBLAS, said in the label). "t" is the whole call; t_reused is a reused plan's product,
-// t_whole_tau a call with tau given (no search). Counters: speedup (OpenBLAS / whole call),
-// speedup_reused (OpenBLAS / reused plan), kernel (1: the host BLAS path ran, 0: the portable
-// kernel), valid_ratio, tau, rel_error.
+// t_refresh a kept plan refreshed in place (plan::update) and its product, t_whole_tau a call
+// with tau given (no search). Counters: speedup (OpenBLAS / whole call), speedup_reused
+// (OpenBLAS / reused plan), speedup_refresh (OpenBLAS / refresh and product), kernel (1: the host
+// BLAS path ran, 0: the portable kernel), valid_ratio, tau, rel_error.
 template <class Exec, class In, class Out>
 void bench_host(benchmark::State& state, case_spec spec) {
   using nearsparse::perf::contender;
@@ -190,6 +208,12 @@ void bench_host(benchmark::State& state, case_spec spec) {
   }
   std::vector<contender> others;
   others.push_back({"reused", [=] { plan->multiply(exec, 1, 0, c); }, 0, 1, false});
+  others.push_back({"refresh",
+                    [=] {
+                      plan->update(exec, a, a);
+                      plan->multiply(exec, 1, 0, c);
+                    },
+                    0, 1, false});
   others.push_back({"whole_tau",
                     [=] {
                       spamm::plan<Exec> p(exec, a, a, fixed);
@@ -211,6 +235,7 @@ void bench_host(benchmark::State& state, case_spec spec) {
       nearsparse::perf::call_timing::warm);
   state.counters["speedup"] = state.counters["speedup_" + baseline];
   state.counters["speedup_reused"] = state.counters["t_" + baseline] / state.counters["t_reused"];
+  state.counters["speedup_refresh"] = state.counters["t_" + baseline] / state.counters["t_refresh"];
   state.counters["kernel"] =
       host && host_blas::available() && opt.implementation != nearsparse::implementation::portable;
   spamm_counters(state, exec, *plan, c, ex.c);
@@ -257,6 +282,9 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   const double t_full = time_full(exec, a, c, fixed);
   state.counters["t_full"] = t_full;
   state.counters["speedup_full"] = state.counters["baseline_t"] / t_full;
+  const double t_refresh = time_refresh(exec, plan, a, c);
+  state.counters["t_refresh"] = t_refresh;
+  state.counters["speedup_refresh"] = state.counters["baseline_t"] / t_refresh;
 }
 
 // The automatic CUDA kernel against another kernel on the same GPU: the portable kernels

@@ -146,6 +146,37 @@ class plan {
     }
   }
 
+  /// Refreshes the plan in place for new operands of the plan's extents, as an iteration that
+  /// multiplies new matrices each step needs: A and B are packed into the plan's storage, their
+  /// norm maps and V recomputed at the plan's tau. It allocates nothing and does not wait for the
+  /// device; the kept count and the check of A and B for non-finite values are taken by the next
+  /// call that needs them (check, kept_count, valid_ratio, set_tau, search_tau, update_a,
+  /// update_b), which waits for the device then and throws nearsparse::invalid_argument there
+  /// if A or B held NaN or Inf (with options::check_finite). A product queued before that check
+  /// runs on whatever the operands held. The refreshed plan computes bit for bit what a new plan
+  /// with the same options and tau computes.
+  template <class AView, class BView>
+  void update(const ExecSpace& exec, const AView& a, const BView& b) {
+    detail::static_assert_operands<ExecSpace, AView, BView>();
+    constexpr const char* fn = "nearsparse::spamm::plan::update";
+    require_extents(fn, "A", a, geo_.m, geo_.k);
+    require_extents(fn, "B", b, geo_.k, geo_.n);
+    queue_operand(exec, fn, a, detail::operand::a);
+    queue_operand(exec, fn, b, detail::operand::b);
+    detail::count_kept_into(exec, a_norms_, b_norms_, tau_, work_,
+                            word(detail::search_words::kept));
+    pending_ = fn;
+    pending_exec_ = exec;
+  }
+
+  /// Waits for what update() left pending on `exec` (the instance update() was given, or one
+  /// ordered after it): throws nearsparse::invalid_argument (naming
+  /// nearsparse::spamm::plan::update) if the operands it took held non-finite values, and takes
+  /// the kept count. Does nothing when nothing is pending.
+  void check(const ExecSpace& exec) const {
+    if (pending_ != nullptr) settle(exec, pending_);
+  }
+
   /// Replaces A by a matrix of the same extents (packing and norms again; tau kept).
   template <class AView>
   void update_a(const ExecSpace& exec, const AView& a) {
@@ -276,11 +307,15 @@ class plan {
 
   double tau() const { return tau_; }
   /// Kept tile products over all MT * KT * NT (0 for an empty product).
+  /// After update(), these two wait first for the instance update() was given (see check).
   double valid_ratio() const {
     const double total = geo_.tile_products();
-    return total > 0 ? double(kept_) / total : 0.0;
+    return total > 0 ? double(kept_count()) / total : 0.0;
   }
-  std::int64_t kept_count() const { return kept_; }
+  std::int64_t kept_count() const {
+    check(pending_exec_);
+    return kept_;
+  }
   const work_matrix_type& work_matrix() const { return work_; }
   const norm_map_type& a_norms() const { return a_norms_; }
   const norm_map_type& b_norms() const { return b_norms_; }
@@ -358,8 +393,10 @@ class plan {
   }
 
   // The one wait: takes status_ to the host, throws nearsparse::invalid_argument naming A or B
-  // when the packing found non-finite values, and takes the kept count.
-  void settle(const ExecSpace& exec, const char* fn) {
+  // when the packing found non-finite values, and takes the kept count. Clears what update()
+  // left pending.
+  void settle(const ExecSpace& exec, const char* fn) const {
+    pending_ = nullptr;
     // Into a plain array: a Kokkos host View would be allocated and initialized (a parallel
     // region on the host) with every plan.
     Kokkos::deep_copy(
@@ -387,9 +424,13 @@ class plan {
   work_matrix_type work_;
   status_view status_;
   raw_buffer sorted_b_;  // B's norm rows sorted, for a search in one launch
-  std::array<std::int64_t, status_words> host_status_{};
+  // Written by settle(), which the const accessors call after an update().
+  mutable std::array<std::int64_t, status_words> host_status_{};
   double tau_ = 0.0;
-  std::int64_t kept_ = 0;
+  mutable std::int64_t kept_ = 0;
+  // The entry point whose queued work settle() has not yet checked (update), or nullptr.
+  mutable const char* pending_ = nullptr;
+  ExecSpace pending_exec_;
 };
 
 template <class ExecSpace, class AView, class BView>

@@ -6,10 +6,10 @@
 // One team per 32 x 32 block of the destination: the block is read in the source's own order
 // into team scratch, then written in the destination's order, so the transposed packing of B
 // reads and writes whole rows on every backend. On host spaces (memory space HostSpace) one
-// iteration per 32 destination rows with plain loops instead: rows straight across where the
-// destination's rows run along the source's contiguous index, through a 32 x 32 block on the
-// stack otherwise; the same values bit for bit, without the team machinery a host pays per
-// element.
+// iteration per host_pack_block destination rows with plain loops instead: rows straight across
+// where the destination's rows run along the source's contiguous index, through a host_pack_block
+// square block on the stack otherwise; the same values bit for bit, without the team machinery a
+// host pays per element.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
