@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <tuple>
@@ -826,8 +827,17 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase over a range o
   uniform_ints uniform;
   INFO("seed " << uniform.seed);
   const int m = 70000 + uniform(0, 999), k = 69000 + uniform(0, 999), n = 70000 + uniform(0, 999);
-  const auto a_offsets = nd::random_offsets(m, k, 23, uniform.seed);
-  const auto b_offsets = nd::random_offsets(k, n, 17, uniform.seed + 1);
+  // Random diagonals plus two of A near its corners and B's main diagonal, so that C's range
+  // spans about m + k offsets whatever the draw.
+  const auto with = [](std::vector<int> offsets, std::initializer_list<int> more) {
+    offsets.insert(offsets.end(), more);
+    std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    return offsets;
+  };
+  const auto a_offsets =
+      with(nd::random_offsets(m, k, 23, uniform.seed), {-(m - 1) + 100, k - 1 - 100});
+  const auto b_offsets = with(nd::random_offsets(k, n, 17, uniform.seed + 1), {0});
   for (int t = 0; t < 4; ++t) {
     const auto op_a = t % 2 ? nd::op::transpose : nd::op::none;
     const auto op_b = t / 2 ? nd::op::transpose : nd::op::none;
