@@ -16,6 +16,8 @@
 //   spamm_kernel/cuda/...   the CUDA kernels against the portable team-policy kernels on the
 //       GPU: what the specialization buys.
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
+//   spamm_refresh/cuda/<precision>/N   plan::update timed whole and part by part (packing, norm
+//       maps, V) beside the product.
 //   spamm_search/cuda/v<v>/N   the tau search in one launch against a launch per count.
 //   spamm_small/cuda/<precision>/v<v>/N   N < 4096: a reused plan's product and whole calls
 //       against the floors of a call (an empty kernel; a pass over A and B), and cuBLAS.
@@ -428,6 +430,52 @@ void bench_search(benchmark::State& state, double target) {
 
 // The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16,
 // implementation::specialized) against the portable team reduction (implementation::portable).
+// The parts of a refresh (plan::update, fp32 inputs) timed one by one, beside the refresh as a
+// whole: where the cost of new operands goes. t is the refresh; t_pack_a and t_pack_b (B
+// transposed) the packing with its finite check, t_norms both norm maps, t_count V and the kept
+// count at the plan's tau, t_multiply the product; GB/s counts the fewest bytes of a refresh (A
+// and B read once as fp32, their packed copies written once) over t, to set beside the copy rate.
+void bench_refresh_parts(benchmark::State& state, spamm_precision p) {
+  namespace d = spamm::detail;
+  constexpr const char* fn = "nearsparse::perf::bench_refresh_parts";
+  const Kokkos::Cuda exec;
+  const long n = state.range(0);
+  matrix<Kokkos::Cuda, float> a("A", n, n), c("C", n, n);
+  fill(exec, decay::algebraic, a);
+  spamm::options opt;
+  opt.precision = p;
+  opt.tile = 64;
+  opt.target_valid_ratio = 0.05;
+  spamm::plan<Kokkos::Cuda> plan(exec, a, a, opt);
+  const auto pr = plan.problem();
+  const std::size_t packed_bytes = std::size_t(pr.geo.mp) * pr.geo.kp * d::storage_bytes(p);
+  Kokkos::View<double*, Kokkos::CudaSpace> dst("packed", (packed_bytes + 7) / 8);
+  Kokkos::View<std::int64_t, Kokkos::CudaSpace> bad("bad"), kept("kept");
+  d::norm_map<Kokkos::CudaSpace> na("na", pr.geo.mt, pr.geo.kt), nb("nb", pr.geo.kt, pr.geo.nt);
+  d::work_matrix<Kokkos::CudaSpace> v("V", pr.geo.mt, pr.geo.nt);
+  const auto pack = [&](bool transpose) {
+    d::with_format(p, [&](auto fmt) {
+      using Format = decltype(fmt);
+      d::pack_operand_into<Format>(exec, a, transpose,
+                                   reinterpret_cast<typename Format::storage*>(dst.data()),
+                                   transpose ? pr.geo.np : pr.geo.mp, pr.geo.kp, true, bad);
+    });
+  };
+  const double bytes = 2.0 * (double(n) * n * sizeof(float) + double(packed_bytes));
+  nearsparse::perf::measure(
+      state, exec, [&] { plan.update(exec, a, a); }, workload{0, bytes});
+  state.counters["t_pack_a"] = time_in_loop(exec, [&] { pack(false); });
+  state.counters["t_pack_b"] = time_in_loop(exec, [&] { pack(true); });
+  state.counters["t_norms"] = time_in_loop(exec, [&] {
+    d::compute_norms(exec, fn, opt, pr.a, pr.geo, d::operand::a, na);
+    d::compute_norms(exec, fn, opt, pr.b, pr.geo, d::operand::b, nb);
+  });
+  state.counters["t_count"] = time_in_loop(
+      exec, [&] { d::count_kept_into(exec, plan.a_norms(), plan.b_norms(), plan.tau(), v, kept); });
+  state.counters["t_multiply"] = time_in_loop(exec, [&] { plan.multiply(exec, 1.0f, 0.0f, c); });
+  state.counters["valid_ratio"] = plan.valid_ratio();
+}
+
 void bench_norms(benchmark::State& state, spamm_precision p) {
   namespace d = spamm::detail;
   constexpr const char* fn = "nearsparse::perf::bench_norms";
@@ -591,6 +639,12 @@ void register_cuda() {
         std::string("spamm_norms/cuda/") + spamm::to_string(p),
         [p](benchmark::State& st) { bench_norms(st, p); }, pick<std::vector<long>>({8192}, {300}),
         10);
+  }
+  for (auto p : {spamm_precision::fp16, spamm_precision::fp32}) {
+    add(
+        std::string("spamm_refresh/cuda/") + spamm::to_string(p),
+        [p](benchmark::State& st) { bench_refresh_parts(st, p); },
+        pick<std::vector<long>>({4096, 16384}, {300}), 10);
   }
 }
 #endif
