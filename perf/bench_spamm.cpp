@@ -432,9 +432,10 @@ void bench_search(benchmark::State& state, double target) {
 // implementation::specialized) against the portable team reduction (implementation::portable).
 // The parts of a refresh (plan::update, fp32 inputs) timed one by one, beside the refresh as a
 // whole: where the cost of new operands goes. t is the refresh; t_pack_a and t_pack_b (B
-// transposed) the packing with its finite check, t_norms both norm maps, t_count V and the kept
-// count at the plan's tau, t_multiply the product; GB/s counts the fewest bytes of a refresh (A
-// and B read once as fp32, their packed copies written once) over t, to set beside the copy rate.
+// transposed) the packing with its finite check as the plan runs it, t_norms both norm maps,
+// t_count V and the kept count at the plan's tau, t_multiply the product; GB/s counts the fewest
+// bytes of a refresh (A and B read once as fp32, their packed copies written once) over t, to set
+// beside the copy rate.
 void bench_refresh_parts(benchmark::State& state, spamm_precision p) {
   namespace d = spamm::detail;
   constexpr const char* fn = "nearsparse::perf::bench_refresh_parts";
@@ -456,9 +457,9 @@ void bench_refresh_parts(benchmark::State& state, spamm_precision p) {
   const auto pack = [&](bool transpose) {
     d::with_format(p, [&](auto fmt) {
       using Format = decltype(fmt);
-      d::pack_operand_into<Format>(exec, a, transpose,
-                                   reinterpret_cast<typename Format::storage*>(dst.data()),
-                                   transpose ? pr.geo.np : pr.geo.mp, pr.geo.kp, true, bad);
+      d::pack_operand_queued<Format>(exec, opt.implementation, a, transpose,
+                                     reinterpret_cast<typename Format::storage*>(dst.data()),
+                                     transpose ? pr.geo.np : pr.geo.mp, pr.geo.kp, true, bad);
     });
   };
   const double bytes = 2.0 * (double(n) * n * sizeof(float) + double(packed_bytes));

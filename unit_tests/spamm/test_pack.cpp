@@ -93,8 +93,9 @@ TEMPLATE_LIST_TEST_CASE("packing an operand with more teams than one launch equa
 TEMPLATE_LIST_TEST_CASE("packing any source layout equals a host copy and counts non-finite values",
                         "[spamm][pack]", nearsparse::enabled_execution_spaces) {
   // Host spaces pack with plain loops, straight across where the destination's rows run along
-  // the source's contiguous index and through a block otherwise: both orientations of both
-  // layouts, odd extents, padding, and the count of NaN and Inf.
+  // the source's contiguous index and through a block otherwise; a plan on a GPU packs float and
+  // double sources with the CUDA kernel (the same two ways): both orientations of both layouts,
+  // odd extents, padding, and the count of NaN and Inf.
   using exec_space = TestType;
   using memory = typename exec_space::memory_space;
   const exec_space exec;
@@ -145,6 +146,30 @@ TEMPLATE_LIST_TEST_CASE("packing any source layout equals a host copy and counts
                     ? count_wrong<Format>(host_left, transpose, host_packed, rows_p, cols_p)
                     : count_wrong<Format>(host_right, transpose, host_packed, rows_p, cols_p);
             CHECK(wrong == 0);
+
+            // As a plan queues it (the CUDA kernel on a GPU), the count left in a device word;
+            // without the check the word holds 0.
+            Kokkos::deep_copy(exec, packed, storage(0x5a5a));
+            Kokkos::View<std::int64_t, memory> queued_bad("queued_bad");
+            for (const bool check : {false, true}) {
+              if (left_layout)
+                ns::pack_operand_queued<Format>(exec, nearsparse::implementation::automatic, left,
+                                                transpose, packed.data(), rows_p, cols_p, check,
+                                                queued_bad);
+              else
+                ns::pack_operand_queued<Format>(exec, nearsparse::implementation::automatic, right,
+                                                transpose, packed.data(), rows_p, cols_p, check,
+                                                queued_bad);
+              std::int64_t queued = -1;
+              Kokkos::deep_copy(queued, queued_bad);
+              CHECK(std::size_t(queued) == (check ? non_finite : 0));
+            }
+            Kokkos::deep_copy(host_packed, packed);
+            const std::size_t wrong_queued =
+                left_layout
+                    ? count_wrong<Format>(host_left, transpose, host_packed, rows_p, cols_p)
+                    : count_wrong<Format>(host_right, transpose, host_packed, rows_p, cols_p);
+            CHECK(wrong_queued == 0);
           }
           return 0;
         });

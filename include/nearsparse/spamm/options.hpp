@@ -62,8 +62,9 @@ struct options {
   /// Load balance (section 3.5.1): each thread block computes s x s output blocks at equal
   /// strides, so blocks near the diagonal (heavy) and far from it (light) share the work.
   int load_balance_stride = 1;
-  /// Which code computes the norm maps and the product. `specialized` is the CUDA get-norm and
-  /// multiplication kernels on Kokkos::Cuda, and on Kokkos::OpenMP and Kokkos::Serial the host
+  /// Which code packs the operands and computes the norm maps and the product. `specialized` is
+  /// the CUDA packing (float and double operands), get-norm and multiplication kernels on
+  /// Kokkos::Cuda, and on Kokkos::OpenMP and Kokkos::Serial the host
   /// path: norms by tile rows, the kept tile products through the host BLAS (OpenBLAS) on the
   /// packed panels, one gemm per run of consecutive kept k (it needs a build with OpenBLAS;
   /// nearsparse::unsupported without it and on other backends); `automatic` takes them where

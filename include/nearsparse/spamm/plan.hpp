@@ -385,9 +385,9 @@ class plan {
     detail::with_format(options_.precision, [&](auto fmt) {
       using Format = decltype(fmt);
       using storage = typename Format::storage;
-      detail::pack_operand_into<Format>(exec, x, !is_a, static_cast<storage*>(dst),
-                                        is_a ? geo_.mp : geo_.np, geo_.kp, options_.check_finite,
-                                        bad);
+      detail::pack_operand_queued<Format>(exec, options_.implementation, x, !is_a,
+                                          static_cast<storage*>(dst), is_a ? geo_.mp : geo_.np,
+                                          geo_.kp, options_.check_finite, bad);
     });
     detail::compute_norms(exec, fn, options_, dst, geo_, which, is_a ? a_norms_ : b_norms_);
   }

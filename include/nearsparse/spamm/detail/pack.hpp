@@ -12,6 +12,7 @@
 // host pays per element.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -169,6 +170,61 @@ void pack_operand_into(const ExecSpace& exec, const SrcView& src, bool transpose
   } else {
     pack_operand_teams<Format>(exec, src, transpose, dst, rows_p, cols_p, count_non_finite, bad);
   }
+}
+
+/// A packing in raw form, for the CUDA kernel (src/spamm/cuda_pack.cpp): the source's element
+/// (i, j) at src[i * s0 + j * s1], src_rows x src_cols; dst as pack_operand_into writes it; the
+/// number of non-finite source values (0 unless count_non_finite) written to the device word
+/// `bad`.
+struct pack_job {
+  const void* src = nullptr;
+  std::size_t s0 = 0, s1 = 0;
+  int src_rows = 0, src_cols = 0;
+  bool transpose = false;
+  void* dst = nullptr;
+  int rows_p = 0, cols_p = 0;
+  bool count_non_finite = false;
+  std::int64_t* bad = nullptr;
+};
+
+#ifdef KOKKOS_ENABLE_CUDA
+/// The CUDA packing of a source of T (float or double) into Format, on exec's stream.
+template <class Format, class T>
+void pack_cuda(const Kokkos::Cuda& exec, const pack_job& job);
+#endif
+
+/// pack_operand_into as a plan queues it, the count into the rank-0 View `bad` in the space's
+/// memory: on CUDA the kernel of src/spamm/cuda_pack.cpp for float and double sources unless
+/// `choice` is implementation::portable (the same bits either way), the portable kernels
+/// otherwise.
+template <class Format, class ExecSpace, class SrcView, class BadView>
+void pack_operand_queued(const ExecSpace& exec, nearsparse::implementation choice,
+                         const SrcView& src, bool transpose, typename Format::storage* dst,
+                         int rows_p, int cols_p, bool count_non_finite, const BadView& bad) {
+#ifdef KOKKOS_ENABLE_CUDA
+  using T = typename SrcView::non_const_value_type;
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
+                (std::is_same<T, float>::value || std::is_same<T, double>::value)) {
+    if (choice != nearsparse::implementation::portable) {
+      pack_job job;
+      job.src = src.data();
+      job.s0 = src.stride(0);
+      job.s1 = src.stride(1);
+      job.src_rows = static_cast<int>(src.extent(0));
+      job.src_cols = static_cast<int>(src.extent(1));
+      job.transpose = transpose;
+      job.dst = dst;
+      job.rows_p = rows_p;
+      job.cols_p = cols_p;
+      job.count_non_finite = count_non_finite;
+      job.bad = bad.data();
+      pack_cuda<Format, T>(exec, job);
+      return;
+    }
+  }
+#endif
+  (void)choice;
+  pack_operand_into<Format>(exec, src, transpose, dst, rows_p, cols_p, count_non_finite, bad);
 }
 
 /// pack_operand_into, returning the number of non-finite source values (waits for the device).
