@@ -3,17 +3,18 @@
 //
 // A task computes a block of host_block positions of one compact diagonal k of C; the tasks are
 // dealt cyclically over the threads (src/core/host/cyclic_tasks.hpp). Its terms are the stored
-// diagonals a of A whose partner (k - a) mod n B stores; each term reads A and B at shifted positions that wrap around at n.
-// Four terms are fused per pass: the block is cut where any of the four wraps, and over each
-// piece the four products are added in one unit-stride loop (nine loads and one store per four
-// multiply-adds, where one term at a time costs three loads and a store each). Remaining terms
-// go one at a time. Every position adds its terms in the order of A's diagonals, starting from
-// zero, as the portable host kernel does.
+// diagonals a of A whose partner (k - a) mod n B stores; each term reads A and B at shifted
+// positions that wrap around at n. Four terms are fused per pass: the block is cut where any of the
+// four wraps, and over each piece the four products are added in one unit-stride loop (nine loads
+// and one store per four multiply-adds, where one term at a time costs three loads and a store
+// each). Remaining terms go one at a time. Every position adds its terms in the order of A's
+// diagonals, starting from zero, as the portable host kernel does.
 
 #include <nearsparse/diagonal/cdm_product.hpp>
 #include <nearsparse/diagonal/detail/cdm_product_dispatch.hpp>
 
 #include "../core/host/cyclic_tasks.hpp"
+#include "host_fused_sums.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -27,31 +28,8 @@ namespace {
 /// Positions of C a task computes (4 KB of sums in double).
 constexpr int host_block = 512;
 
-// acc[i] += a[i] b[i], i < count.
-template <class Scalar>
-inline void add_one(Scalar* __restrict__ acc, const Scalar* __restrict__ a,
-                    const Scalar* __restrict__ b, int count) {
-#pragma omp simd
-  for (int i = 0; i < count; ++i) acc[i] += a[i] * b[i];
-}
-
-// acc[i] += a0[i] b0[i], then a1 b1, a2 b2, a3 b3 (that order), i < count.
-template <class Scalar>
-inline void add_four(Scalar* __restrict__ acc, const Scalar* __restrict__ a0,
-                     const Scalar* __restrict__ b0, const Scalar* __restrict__ a1,
-                     const Scalar* __restrict__ b1, const Scalar* __restrict__ a2,
-                     const Scalar* __restrict__ b2, const Scalar* __restrict__ a3,
-                     const Scalar* __restrict__ b3, int count) {
-#pragma omp simd
-  for (int i = 0; i < count; ++i) {
-    Scalar s = acc[i];
-    s += a0[i] * b0[i];
-    s += a1[i] * b1[i];
-    s += a2[i] * b2[i];
-    s += a3[i] * b3[i];
-    acc[i] = s;
-  }
-}
+using host::add_four;
+using host::add_one;
 
 /// One term of a compact diagonal of C: position p adds a[(p + sa) mod n] b[(p + sb) mod n].
 template <class Scalar>

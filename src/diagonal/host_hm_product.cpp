@@ -5,10 +5,10 @@
 // the threads cyclically (src/core/host/cyclic_tasks.hpp: neighbouring blocks have about as many
 // pairs). A block sums the pairs of diagonals of A and B meeting on it in a stack buffer, four
 // pairs fused per pass over their common range (three loads per multiply-add become nine per
-// four, and the buffer is read and written once per four pairs), the rest one pair at a time; every element still adds
-// its pairs in the plan's order, starting from zero, as the portable kernel does. A block with
-// one pair covering it and beta = 0 writes C directly. The loops are contiguous and unit-stride,
-// so the compiler vectorizes them at its baseline instruction set.
+// four, and the buffer is read and written once per four pairs), the rest one pair at a time; every
+// element still adds its pairs in the plan's order, starting from zero, as the portable kernel
+// does. A block with one pair covering it and beta = 0 writes C directly. The loops are contiguous
+// and unit-stride, so the compiler vectorizes them at its baseline instruction set.
 //
 // The whole product needs no plan: the pairs of the symbolic phase are written to a per-thread
 // buffer kept from call to call, and C's values come from the allocation cache
@@ -21,6 +21,7 @@
 #include <nearsparse/diagonal/hm_product.hpp>
 
 #include "../core/host/cyclic_tasks.hpp"
+#include "host_fused_sums.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -52,31 +53,8 @@ struct host_product {
   Scalar alpha = 1, beta = 0;
 };
 
-// acc[i] += a[i] b[i], i < count.
-template <class Scalar>
-inline void add_one(Scalar* __restrict__ acc, const Scalar* __restrict__ a,
-                    const Scalar* __restrict__ b, index_type count) {
-#pragma omp simd
-  for (index_type i = 0; i < count; ++i) acc[i] += a[i] * b[i];
-}
-
-// acc[i] += a0[i] b0[i], then a1 b1, a2 b2, a3 b3 (that order), i < count.
-template <class Scalar>
-inline void add_four(Scalar* __restrict__ acc, const Scalar* __restrict__ a0,
-                     const Scalar* __restrict__ b0, const Scalar* __restrict__ a1,
-                     const Scalar* __restrict__ b1, const Scalar* __restrict__ a2,
-                     const Scalar* __restrict__ b2, const Scalar* __restrict__ a3,
-                     const Scalar* __restrict__ b3, index_type count) {
-#pragma omp simd
-  for (index_type i = 0; i < count; ++i) {
-    Scalar s = acc[i];
-    s += a0[i] * b0[i];
-    s += a1[i] * b1[i];
-    s += a2[i] * b2[i];
-    s += a3[i] * b3[i];
-    acc[i] = s;
-  }
-}
+using host::add_four;
+using host::add_one;
 
 /// A pair clipped to a block: positions [lo, hi) of the C diagonal, read at a + q and b + q.
 template <class Scalar>

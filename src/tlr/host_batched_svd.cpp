@@ -24,9 +24,7 @@ constexpr const char* fn = "nearsparse::tlr::batched_svd";
 template <class Exec>
 batched_svd_report host_batched_svd(const Exec& exec, const svd_batch& job,
                                     const batched_svd_options& options) {
-  if (!nearsparse::detail::take_specialized(fn, options.implementation,
-                                            nearsparse::detail::host_blas::available(), exec.name(),
-                                            "this build has no OpenBLAS"))
+  if (!nearsparse::detail::host_blas::take_path(fn, options.implementation, exec.name()))
     return portable_batched_svd(exec, job, options);
   batched_svd_report report;
   report.kernel = "lapack gesvd";

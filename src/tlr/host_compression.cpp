@@ -24,9 +24,7 @@ constexpr const char* fn = "nearsparse::tlr::compress";
 
 template <class Exec>
 bool take(const Exec& exec, const compression_options& options) {
-  const bool available = nearsparse::detail::host_blas::available();
-  return nearsparse::detail::take_specialized(fn, options.implementation, available, exec.name(),
-                                              "this build has no OpenBLAS");
+  return nearsparse::detail::host_blas::take_path(fn, options.implementation, exec.name());
 }
 
 template <class Exec>

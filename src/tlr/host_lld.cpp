@@ -20,13 +20,6 @@ namespace nearsparse::tlr::detail {
 namespace {
 
 template <class Exec>
-bool take(const Exec& exec, const char* function, const gemm_options& options) {
-  return nearsparse::detail::take_specialized(function, options.implementation,
-                                              nearsparse::detail::host_blas::available(),
-                                              exec.name(), "this build has no OpenBLAS");
-}
-
-template <class Exec>
 void host_lld(const Exec& exec, double alpha, const lld_operands& ops, double beta,
               const product_pairs<Kokkos::HostSpace>& pairs, int most_pairs,
               const gemm_options& options) {
@@ -57,7 +50,7 @@ template <class Exec>
 void lld_batched(const Exec& exec, double alpha, const lld_operands& ops, double beta,
                  const std::vector<tile_triple>& batch, const gemm_options& options) {
   const char* fn = "nearsparse::tlr::gemm_lld_batched";
-  if (!take(exec, fn, options))
+  if (!nearsparse::detail::host_blas::take_path(fn, options.implementation, exec.name()))
     return portable_gemm_lld_batched(exec, alpha, ops, beta, batch, options);
   const auto pairs = upload_batch(exec, batch);
   host_lld(exec, alpha, ops, beta, pairs, 1, options);
@@ -66,7 +59,8 @@ void lld_batched(const Exec& exec, double alpha, const lld_operands& ops, double
 template <class Exec>
 void gemm_dense(const Exec& exec, double alpha, const lld_operands& ops, double beta,
                 const gemm_options& options) {
-  if (!take(exec, "nearsparse::tlr::gemm", options))
+  if (!nearsparse::detail::host_blas::take_path("nearsparse::tlr::gemm", options.implementation,
+                                                exec.name()))
     return portable_gemm_dense(exec, alpha, ops, beta, options);
   product_pairs<Kokkos::HostSpace> pairs;
   pairs.outer = true;

@@ -34,13 +34,6 @@ constexpr int recompression_power_iterations = 1;
 constexpr std::uint64_t recompression_seed = 0x6c6c6c;
 
 template <class Exec>
-bool take(const Exec& exec, const char* function, const gemm_options& options) {
-  return nearsparse::detail::take_specialized(function, options.implementation,
-                                              nearsparse::detail::host_blas::available(),
-                                              exec.name(), "this build has no OpenBLAS");
-}
-
-template <class Exec>
 void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
   const int groups = job.pairs.groups();
   if (groups == 0) return;
@@ -166,7 +159,7 @@ void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
 #ifdef KOKKOS_ENABLE_OPENMP
 bool take_specialized_lll(const Kokkos::OpenMP& exec, const char* function,
                           const gemm_options& options) {
-  return take(exec, function, options);
+  return nearsparse::detail::host_blas::take_path(function, options.implementation, exec.name());
 }
 void specialized_lll(const Kokkos::OpenMP& exec, const lll_job<Kokkos::HostSpace>& job) {
   host_lll(exec, job);
@@ -175,7 +168,7 @@ void specialized_lll(const Kokkos::OpenMP& exec, const lll_job<Kokkos::HostSpace
 #ifdef KOKKOS_ENABLE_SERIAL
 bool take_specialized_lll(const Kokkos::Serial& exec, const char* function,
                           const gemm_options& options) {
-  return take(exec, function, options);
+  return nearsparse::detail::host_blas::take_path(function, options.implementation, exec.name());
 }
 void specialized_lll(const Kokkos::Serial& exec, const lll_job<Kokkos::HostSpace>& job) {
   host_lll(exec, job);

@@ -19,7 +19,9 @@
 // and return LAPACK's info when it is >= 0; a negative info (an argument LAPACK rejects) throws
 // nearsparse::invalid_argument naming the routine and the argument's position.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -43,6 +45,14 @@ void set_threads(int threads);
 
 /// The number of threads OpenBLAS uses outside parallel regions; 0 without OpenBLAS.
 int threads();
+
+/// take_specialized (core/detail/dispatch.hpp) for a host path that runs on this BLAS: available
+/// where the build has OpenBLAS.
+inline bool take_path(const char* function, nearsparse::implementation choice,
+                      const char* execution_space) {
+  return nearsparse::detail::take_specialized(function, choice, available(), execution_space,
+                                              "this build has no OpenBLAS");
+}
 
 enum class order { row_major, column_major };
 enum class op { none, transpose };
