@@ -170,6 +170,7 @@ void host_kernel(const Exec& exec, const host_product<Scalar>& p) {
   };
   nearsparse::detail::for_each_task_cyclic(exec, "nearsparse::diagonal::hm_multiply_host", tasks,
                                            body);
+  exec.fence();  // block_ptr is this thread's buffer, reused by its next call
 }
 
 template <class Exec, class Scalar>

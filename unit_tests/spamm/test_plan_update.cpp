@@ -118,7 +118,10 @@ TEMPLATE_LIST_TEST_CASE("plan::update reports non-finite operands and bad extent
   plan.update(exec, bad_a, b);
   CHECK_THROWS_WITH(plan.check(exec), Contains("nearsparse::spamm::plan::update") &&
                                           Contains("'A'") && Contains("1 non-finite"));
-  CHECK_NOTHROW(plan.check(exec));  // reported once
+  // Still held: every call that waits reports it, naming update, until finite operands come.
+  CHECK_THROWS_WITH(plan.kept_count(), Contains("nearsparse::spamm::plan::update"));
+  CHECK_THROWS_WITH(plan.set_tau(exec, plan.tau()),
+                    Contains("nearsparse::spamm::plan::update") && Contains("'A'"));
   plan.update(exec, bad_a, b);
   CHECK_THROWS_WITH(plan.valid_ratio(), Contains("'A'") && Contains("1 non-finite"));
   // Finite operands again: the plan works again.

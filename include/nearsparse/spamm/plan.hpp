@@ -171,8 +171,10 @@ class plan {
 
   /// Waits for what update() left pending on `exec` (the instance update() was given, or one
   /// ordered after it): throws nearsparse::invalid_argument (naming
-  /// nearsparse::spamm::plan::update) if the operands it took held non-finite values, and takes
-  /// the kept count. Does nothing when nothing is pending.
+  /// nearsparse::spamm::plan::update) if the operands it took held non-finite values, again at
+  /// every call until an update with finite operands, and takes the kept count. Does nothing
+  /// when nothing is pending. A plan with an update pending is not to be read from several
+  /// threads at once (the first read takes the count).
   void check(const ExecSpace& exec) const {
     if (pending_ != nullptr) settle(exec, pending_);
   }
@@ -393,10 +395,11 @@ class plan {
   }
 
   // The one wait: takes status_ to the host, throws nearsparse::invalid_argument naming A or B
-  // when the packing found non-finite values, and takes the kept count. Clears what update()
-  // left pending.
+  // when the packing found non-finite values (naming update() when its operands are the ones
+  // still unchecked), and takes the kept count. What update() left pending is cleared only
+  // once its operands pass: until finite operands replace them, every call that waits throws.
   void settle(const ExecSpace& exec, const char* fn) const {
-    pending_ = nullptr;
+    if (pending_ != nullptr) fn = pending_;
     // Into a plain array: a Kokkos host View would be allocated and initialized (a parallel
     // region on the host) with every plan.
     Kokkos::deep_copy(
@@ -415,6 +418,7 @@ class plan {
             nearsparse::detail::concat("(", rows[x], " x ", cols[x], ") holds ", bad[x],
                                        " non-finite value(s) (NaN or Inf)"));
     kept_ = host_status_[detail::search_words::kept];
+    pending_ = nullptr;
   }
 
   spamm::options options_;

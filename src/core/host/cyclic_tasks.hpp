@@ -2,9 +2,8 @@
 // Many small tasks of similar cost on a host execution space, without a scheduler: one worker
 // per thread of the space, worker w running tasks w, w + P, w + 2P, ... (P workers). Neighbouring
 // tasks cost about the same in the host kernels that use it (blocks of one diagonal), so the
-// cyclic deal balances them, and no task is claimed through a shared counter: Kokkos' dynamic
-// schedule with one task per claim stopped scaling past a few threads on a 16-core host (the
-// claims contend on the victims' work ranges).
+// cyclic deal balances them, and no task is claimed through a shared counter (a dynamic schedule
+// with one task per claim makes the threads contend on each other's work ranges).
 
 #include <Kokkos_Core.hpp>
 

@@ -194,9 +194,9 @@ void pack_cuda(const Kokkos::Cuda& exec, const pack_job& job);
 #endif
 
 /// pack_operand_into as a plan queues it, the count into the rank-0 View `bad` in the space's
-/// memory: on CUDA the kernel of src/spamm/cuda_pack.cpp for float and double sources unless
-/// `choice` is implementation::portable (the same bits either way), the portable kernels
-/// otherwise.
+/// memory: on CUDA the kernel of src/spamm/cuda_pack.cpp for float and double sources of up to
+/// 65535 x 32 destination rows unless `choice` is implementation::portable (the same bits either
+/// way), the portable kernels otherwise.
 template <class Format, class ExecSpace, class SrcView, class BadView>
 void pack_operand_queued(const ExecSpace& exec, nearsparse::implementation choice,
                          const SrcView& src, bool transpose, typename Format::storage* dst,
@@ -205,7 +205,8 @@ void pack_operand_queued(const ExecSpace& exec, nearsparse::implementation choic
   using T = typename SrcView::non_const_value_type;
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
                 (std::is_same<T, float>::value || std::is_same<T, double>::value)) {
-    if (choice != nearsparse::implementation::portable) {
+    // The kernel puts the destination's row tiles on the grid's y extent (at most 65535).
+    if (choice != nearsparse::implementation::portable && rows_p <= 65535 * 32) {
       pack_job job;
       job.src = src.data();
       job.s0 = src.stride(0);
