@@ -116,15 +116,7 @@ void host_kernel(const Exec& exec, int n, Scalar alpha, const Scalar* a, const i
       }
     }
     add_terms(acc, p0, p1, n, group, pending);
-    Scalar* __restrict__ out = c + std::int64_t(row_c) * n + p0;
-    const int count = p1 - p0;
-    if (beta == Scalar(0)) {
-#pragma omp simd
-      for (int i = 0; i < count; ++i) out[i] = alpha * acc[i];
-    } else {
-#pragma omp simd
-      for (int i = 0; i < count; ++i) out[i] = alpha * acc[i] + beta * out[i];
-    }
+    host::store_scaled(c + std::int64_t(row_c) * n + p0, acc, alpha, beta, p1 - p0);
   };
   nearsparse::detail::for_each_task_cyclic(exec, "nearsparse::diagonal::cdm_multiply_host", tasks,
                                            body);

@@ -1,7 +1,7 @@
 #pragma once
 // The unit-stride loops both host diagonal kernels (host_hm_product.cpp, host_cdm_product.cpp)
-// sum pairs of diagonals with: one pair at a time, or four fused so the sums are read and written
-// once per four pairs.
+// sum pairs of diagonals with (one pair at a time, or four fused so the sums are read and written
+// once per four pairs) and store a block of C with.
 
 namespace nearsparse::diagonal::detail::host {
 
@@ -28,6 +28,20 @@ inline void add_four(Scalar* __restrict__ acc, const Scalar* __restrict__ a0,
     s += a2[i] * b2[i];
     s += a3[i] * b3[i];
     acc[i] = s;
+  }
+}
+
+/// out[i] = alpha acc[i] + beta out[i], i < count; with beta = 0, out is only written (NaN in it
+/// does not propagate).
+template <class Scalar, class Index>
+inline void store_scaled(Scalar* __restrict__ out, const Scalar* __restrict__ acc, Scalar alpha,
+                         Scalar beta, Index count) {
+  if (beta == Scalar(0)) {
+#pragma omp simd
+    for (Index i = 0; i < count; ++i) out[i] = alpha * acc[i];
+  } else {
+#pragma omp simd
+    for (Index i = 0; i < count; ++i) out[i] = alpha * acc[i] + beta * out[i];
   }
 }
 

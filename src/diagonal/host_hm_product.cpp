@@ -158,15 +158,7 @@ void host_kernel(const Exec& exec, const host_product<Scalar>& p) {
       }
     }
     add_group(acc, q0, group, pending);
-    Scalar* __restrict__ o = out + q0;
-    const index_type count = q1 - q0;
-    if (beta == Scalar(0)) {
-#pragma omp simd
-      for (index_type i = 0; i < count; ++i) o[i] = alpha * acc[i];
-    } else {
-#pragma omp simd
-      for (index_type i = 0; i < count; ++i) o[i] = alpha * acc[i] + beta * o[i];
-    }
+    host::store_scaled(out + q0, acc, alpha, beta, q1 - q0);
   };
   nearsparse::detail::for_each_task_cyclic(exec, "nearsparse::diagonal::hm_multiply_host", tasks,
                                            body);
