@@ -1,7 +1,8 @@
 #pragma once
 // main() of the programs that run under mpiexec: MPI, then Kokkos (which takes its own
 // --kokkos-* arguments), around run(argc, argv, rank, size); an exception is reported with the
-// process that raised it, and every process exits with the worst status of all.
+// process that raised it and ends every process (MPI_Abort); otherwise every process exits with
+// the worst status of all.
 
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
@@ -23,6 +24,10 @@ int mpi_main(int argc, char* argv[], const char* program, Run&& run) {
       status = run(argc, argv, rank, size);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s (process %d): %s\n", program, rank, e.what());
+      std::fflush(stderr);
+      // Another process may be waiting in a collective call this one will never make: end
+      // them all rather than hang.
+      if (size > 1) MPI_Abort(MPI_COMM_WORLD, 2);
       status = 2;
     }
   }

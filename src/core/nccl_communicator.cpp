@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,31 @@ void cuda_check(cudaError_t code, const char* call) {
 }
 
 }  // namespace
+
+std::string nccl_shared_gpu(MPI_Comm comm) {
+  // The GPU as the PCI bus id of the current device and the host's name: equal on two processes
+  // exactly when they drive the same device.
+  constexpr int id_width = 64;
+  constexpr int width = id_width + MPI_MAX_PROCESSOR_NAME;
+  std::vector<char> mine(std::size_t(width), '\0');
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetPCIBusId(mine.data(), id_width - 1, device), "cudaDeviceGetPCIBusId");
+  int length = 0;
+  mpi_check(MPI_Get_processor_name(mine.data() + id_width, &length), driver,
+            "MPI_Get_processor_name");
+  const int size = mpi_size(comm);
+  std::vector<char> all(std::size_t(width) * std::size_t(size));
+  mpi_check(MPI_Allgather(mine.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR, comm), driver,
+            "MPI_Allgather");
+  const auto at = [&](int p) { return all.data() + std::size_t(p) * std::size_t(width); };
+  for (int p = 0; p < size; ++p)
+    for (int q = p + 1; q < size; ++q)
+      if (std::equal(at(p), at(p) + width, at(q)))
+        return concat("processes ", p, " and ", q, " of the communicator share the GPU at PCI ",
+                      at(p), " on ", at(p) + id_width);
+  return {};
+}
 
 struct nccl_communicator::state {
   ncclComm_t comm = nullptr;

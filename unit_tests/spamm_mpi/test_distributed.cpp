@@ -2,7 +2,7 @@
 // a single-process spamm::plan's C to rounding, with the same kept tile products, the same work
 // matrix and a global valid ratio; kept panels are not sent again; a target valid ratio is met
 // over the whole product; bad input is refused on every process alike. Runs under mpiexec with
-// 2 and 4 processes, on every enabled execution space.
+// 1, 2 and 4 processes, on every enabled execution space.
 
 #include "../spamm/spamm_inputs.hpp"
 #include "../spamm/spamm_reference.hpp"
@@ -219,6 +219,16 @@ TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one pr
   const auto d = whole_distance(nearsparse::test::to_host(c2_blk), full, blk.row_begin, 0);
   CHECK(d.norm > 0);
   CHECK(d.error <= 1e-12 * d.norm);
+  // The product that brought the new B ran panel by panel; the next one on the same operands
+  // runs assembled, sends nothing, and gives the same C.
+  CHECK(plan.assembled() == (world_size() == 1));
+  matrix<exec_t> c3_blk("c3_blk", blk.row_end - blk.row_begin, n);
+  plan.multiply(exec, 1.0, 0.0, c3_blk);
+  CHECK(plan.assembled());
+  CHECK(plan.received_bytes() == 0);
+  exec.fence();
+  const auto d3 = whole_distance(nearsparse::test::to_host(c3_blk), full, blk.row_begin, 0);
+  CHECK(d3.error <= 1e-12 * d3.norm);
 }
 
 TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even work",
@@ -376,4 +386,21 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
     nccl.transport = nearsparse::gpu_transport::nccl;
     CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, nccl), Contains("NCCL"));
   }
+#if NEARSPARSE_HAVE_NCCL
+  // NCCL where processes share a GPU (more processes than GPUs): refused on every process when
+  // asked for, host staging when automatic.
+  if constexpr (nearsparse::detail::nccl_capable_v<exec_t>) {
+    if (!nearsparse::detail::nccl_shared_gpu(MPI_COMM_WORLD).empty()) {
+      distributed_options nccl;
+      nccl.transport = nearsparse::gpu_transport::nccl;
+      // Rows split over every process: B's panels travel among them all.
+      CHECK_THROWS_WITH(plan_t(MPI_COMM_WORLD, exec, mine, b_mine, o, nccl),
+                        Contains("share the GPU"));
+      distributed_options automatic = nccl;
+      automatic.transport = nearsparse::gpu_transport::automatic;
+      plan_t staged(MPI_COMM_WORLD, exec, mine, b_mine, o, automatic);
+      CHECK(staged.transport() == nearsparse::gpu_transport::host_staging);
+    }
+  }
+#endif
 }

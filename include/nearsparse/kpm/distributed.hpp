@@ -204,7 +204,7 @@ distributed_report distributed_moments(MPI_Comm comm, const ExecSpace& exec,
   const MPI_Datatype type = detail::mpi_scalar<Scalar>();
 
   const gpu_transport kind =
-      nearsparse::detail::resolve_transport<ExecSpace>(options.transport, fn);
+      nearsparse::detail::resolve_transport<ExecSpace>(comm, options.transport, fn);
   detail::device_exchange<ExecSpace, Scalar> device_rows;
   const bool through_nccl = device_rows.open(comm, kind, d, part, peers);
   if (!through_nccl) {

@@ -223,6 +223,8 @@ class distributed_plan {
       : options_(opt), dist_(dist) {
     detail::static_assert_operands<ExecSpace, AView, BView>();
     detail::validate_options(fn, opt);
+    // A transport this build cannot use is refused also where nothing travels (one process).
+    (void)nearsparse::detail::resolve_transport<ExecSpace>(dist.transport, fn);
     world_ = comm;
     std::tie(pr_, pc_) = detail::process_grid(fn, nearsparse::detail::mpi_size(comm), dist);
     const int rank = nearsparse::detail::mpi_rank(comm);
@@ -343,6 +345,10 @@ class distributed_plan {
       return;
     }
     received_bytes_ = 0;
+    // Every panel here (kept from the last product, or owned): assembled once, so this product
+    // and later ones run as one product over all of k. A product that brings panels after an
+    // update runs panel by panel, so an iteration that updates every step never assembles.
+    if (!whole_.ready && dist_.keep_panels && all_panels_here()) assemble(exec);
     if (whole_.ready) {
       // Every panel is here and assembled: one product over all of k, as on one GPU.
       if (!empty_c)
@@ -373,7 +379,6 @@ class distributed_plan {
       for (std::size_t t = 0; t < count; ++t)
         if (!moves[t].local()) compute(t);
       for (auto& p : panels_) p.a_kept = p.b_kept = true;
-      assemble(exec);
     } else {
       // Two slots per operand: panel t + 1 travels while panel t is multiplied.
       moves[0] = start(exec, 0, 0);
@@ -422,7 +427,8 @@ class distributed_plan {
   }
 
   double tau() const { return tau_; }
-  /// True once later products run as one product over all of k (keep_panels, after the first).
+  /// True once products run as one product over all of k: keep_panels, from the product after
+  /// the one that brought the panels here (from the first on one process) until an update.
   bool assembled() const { return whole_.ready; }
   /// Kept tile products of the whole product over MT * KT * NT (0 for an empty product).
   double valid_ratio() const {
@@ -507,14 +513,28 @@ class distributed_plan {
   void assemble(const ExecSpace& exec) {
     auto& w = whole_;
     w.geo = detail::geometry(local_geo_.m, local_geo_.n, global_geo_.k, options_.tile);
+    if (panels_.size() == 1) {  // one panel is all of k already: no copy
+      const panel& p = panels_.front();
+      w.geo = p.geo;
+      w.a = p.a;
+      w.b = p.b;
+      w.a_norms = p.a_norms;
+      w.b_norms = p.b_norms;
+      w.ready = true;
+      return;
+    }
     const int bytes = detail::storage_bytes(options_.precision);
     auto words_of = [&](int elements) { return elements * bytes / 8; };
     ensure(w.a, a_bytes_of(w.geo), exec, "A_whole");
     ensure(w.b, b_bytes_of(w.geo), exec, "Bt_whole");
-    w.a_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap_whole"),
-                              w.geo.mt, w.geo.kt);
-    w.b_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap_whole"),
-                              w.geo.kt, w.geo.nt);
+    if (w.a_norms.extent(0) != std::size_t(w.geo.mt) ||
+        w.a_norms.extent(1) != std::size_t(w.geo.kt))
+      w.a_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::A_normmap_whole"),
+                                w.geo.mt, w.geo.kt);
+    if (w.b_norms.extent(0) != std::size_t(w.geo.kt) ||
+        w.b_norms.extent(1) != std::size_t(w.geo.nt))
+      w.b_norms = norm_map_type(Kokkos::view_alloc(exec, "nearsparse::spamm::B_normmap_whole"),
+                                w.geo.kt, w.geo.nt);
     for (const auto& p : panels_) {
       const int k0 = p.k0 / options_.tile;  // whole tiles: panels start on the tile grid
       detail::copy_columns(exec, p.a.data(), p.geo.mp, words_of(p.geo.kp), w.a.data(),
@@ -529,6 +549,17 @@ class distributed_plan {
           p.b_norms);
     }
     w.ready = true;
+  }
+
+  /// Whether every panel's operands are on every process: nothing travels (one process in the
+  /// row or column), or a product since the last update brought them. The same on every process
+  /// (kept flags change only in collective calls), so all take the same path in multiply.
+  bool all_panels_here() const {
+    for (const auto& p : panels_) {
+      if (a_channel_ && !p.a_kept) return false;
+      if (b_channel_ && !p.b_kept) return false;
+    }
+    return true;
   }
 
   std::size_t a_bytes_of(const detail::geometry& g) const {

@@ -4,8 +4,8 @@
 // Used by the multi-process drivers (NEARSPARSE_ENABLE_MPI).
 //
 // - Host-accessible memory (Serial, OpenMP): MPI_Ibcast on the buffer itself.
-// - GPU memory, host staging: the root copies the buffer to the host, MPI_Ibcast moves it, the
-//   others copy it up, in order on the caller's execution space instance.
+// - GPU memory, host staging: the root copies the buffer to pinned host memory, MPI_Ibcast moves
+//   it, the others copy it up, in order on the caller's execution space instance.
 // - GPU memory through NCCL (built with NCCL, on Kokkos::Cuda): device to device on a stream of
 //   the channel's own, ordered against the caller's stream by events.
 
@@ -15,6 +15,7 @@
 
 #include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/detail/nccl_communicator.hpp>
+#include <nearsparse/core/detail/staging_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
 
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -54,12 +56,35 @@ gpu_transport resolve_transport(gpu_transport requested, const char* driver) {
   return requested;
 }
 
+/// resolve_transport for a channel over `comm`: NCCL also needs a GPU of its own on every
+/// process. Where two share one, automatic stages through the host and an explicit nccl is
+/// refused, on every process alike. Collective over `comm`.
+template <class ExecSpace>
+gpu_transport resolve_transport(MPI_Comm comm, gpu_transport requested, const char* driver) {
+  const gpu_transport kind = resolve_transport<ExecSpace>(requested, driver);
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+  if (kind == gpu_transport::nccl) {
+    const std::string shared = nccl_shared_gpu(comm);
+    if (!shared.empty()) {
+      require(requested != gpu_transport::nccl, driver, "transport",
+              concat("is nccl, but ", shared,
+                     "; NCCL needs one GPU per process (run one process per GPU, or use "
+                     "automatic or host_staging)"));
+      return gpu_transport::host_staging;
+    }
+  }
+#else
+  (void)comm;
+#endif
+  return kind;
+}
+
 template <class ExecSpace>
 class broadcast_channel {
  public:
   /// Collective over `comm` when the transport is NCCL.
   broadcast_channel(MPI_Comm comm, gpu_transport requested, const char* driver)
-      : comm_(comm), driver_(driver), kind_(resolve_transport<ExecSpace>(requested, driver)) {
+      : comm_(comm), driver_(driver), kind_(resolve_transport<ExecSpace>(comm, requested, driver)) {
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
     if (kind_ == gpu_transport::nccl) nccl_ = std::make_shared<nccl_communicator>(comm);
 #endif
@@ -87,8 +112,16 @@ class broadcast_channel {
 #endif
     char* buffer = static_cast<char*>(data);
     if constexpr (!host_accessible_v<ExecSpace>) {
-      p.staging.resize(bytes);
-      buffer = p.staging.data();
+      // One staging buffer per broadcast of a round, kept for the next rounds: pinned memory
+      // is slow to allocate, and copies through pageable memory run at a fraction of the link.
+      const std::size_t slot = pending_.size();
+      if (staging_.size() <= slot) staging_.resize(slot + 1);
+      if (staging_[slot].extent(0) < bytes)
+        staging_[slot] = staging_view(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(driver_) + "::staging"),
+            bytes);
+      p.staging = staging_[slot].data();
+      buffer = p.staging;
       if (mpi_rank(comm_) == root && bytes > 0) {
         exec.fence();  // the root's data is complete
         Kokkos::deep_copy(host_bytes(buffer, bytes), device_bytes(data, bytes));
@@ -126,8 +159,7 @@ class broadcast_channel {
     p.requests.clear();
     if constexpr (!host_accessible_v<ExecSpace>) {
       if (mpi_rank(comm_) != p.root && p.bytes > 0)
-        Kokkos::deep_copy(exec, device_bytes(p.data, p.bytes),
-                          host_bytes(p.staging.data(), p.bytes));
+        Kokkos::deep_copy(exec, device_bytes(p.data, p.bytes), host_bytes(p.staging, p.bytes));
     }
   }
 
@@ -172,13 +204,15 @@ class broadcast_channel {
     int root = 0;
     int ticket = -1;  // NCCL
     std::vector<MPI_Request> requests;
-    std::vector<char> staging;
+    char* staging = nullptr;  // host staging: this broadcast's buffer in staging_
   };
+  using staging_view = Kokkos::View<char*, staging_memory_t<ExecSpace>>;
 
   MPI_Comm comm_;
   const char* driver_;
   gpu_transport kind_;
   std::vector<pending> pending_;
+  std::vector<staging_view> staging_;
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
   std::shared_ptr<nccl_communicator> nccl_;
 #endif

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace nearsparse::detail {
@@ -61,6 +62,10 @@ class nccl_communicator {
   struct state;
   std::unique_ptr<state> state_;
 };
+
+/// Empty when every process of `comm` drives a GPU of its own; else which two processes share
+/// one (NCCL refuses a communicator where they do). Collective over `comm`.
+std::string nccl_shared_gpu(MPI_Comm comm);
 
 }  // namespace nearsparse::detail
 

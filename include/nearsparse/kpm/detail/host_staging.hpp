@@ -1,7 +1,8 @@
 #pragma once
-// Host memory for data that travels between an execution space's memory and the host: pinned for
-// a CUDA device, so copies run at full PCIe speed instead of through a pageable bounce buffer, and
-// plain host memory for every other space.
+// Where KPM's split runs keep the second part's vector blocks, in the staging memory of
+// core/detail/staging_memory.hpp.
+
+#include <nearsparse/core/detail/staging_memory.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -9,21 +10,9 @@
 
 namespace nearsparse::kpm::detail {
 
-/// The host memory space for staging ExecSpace's transfers.
+/// The host memory space for staging ExecSpace's transfers (core/detail/staging_memory.hpp).
 template <class ExecSpace>
-struct staging_memory {
-  using type = Kokkos::HostSpace;
-};
-
-#ifdef KOKKOS_ENABLE_CUDA
-template <>
-struct staging_memory<Kokkos::Cuda> {
-  using type = Kokkos::CudaHostPinnedSpace;
-};
-#endif
-
-template <class ExecSpace>
-using staging_memory_t = typename staging_memory<ExecSpace>::type;
+using staging_memory_t = nearsparse::detail::staging_memory_t<ExecSpace>;
 
 /// Where the second part of a split over (ExecA, ExecB) keeps its vector blocks: ExecA's staging
 /// memory where ExecB can compute in it (pinned host memory for a CUDA first part and a host
