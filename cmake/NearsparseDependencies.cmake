@@ -83,6 +83,19 @@ if(NEARSPARSE_ENABLE_OPENBLAS)
   endif()
 endif()
 
+# zlib: .gz Matrix Market files (nearsparse::io). Optional: without it a .gz file gets
+# nearsparse::unsupported.
+set(NEARSPARSE_HAVE_ZLIB OFF)
+if(NEARSPARSE_ENABLE_ZLIB)
+  find_package(ZLIB QUIET)
+  if(ZLIB_FOUND)
+    set(NEARSPARSE_HAVE_ZLIB ON)
+    message(STATUS "nearsparse: zlib ${ZLIB_VERSION_STRING} (.gz Matrix Market files)")
+  else()
+    message(STATUS "nearsparse: no zlib found; .gz Matrix Market files are refused")
+  endif()
+endif()
+
 # A Kokkos built to compile through CMake's CUDA language (Kokkos 4 and newer can be) needs every
 # source that includes Kokkos headers compiled as that language.
 function(nearsparse_kokkos_sources)

@@ -115,10 +115,11 @@ struct batched_dense {
         exec, Kokkos::View<double*, typename Exec::memory_space>(b.data(), b.size()), 2);
   }
   void run(const Exec& exec) {
-    const int nb = static_cast<int>(a.extent(0)), batch = static_cast<int>(a.extent(2));
+    const int batch = static_cast<int>(a.extent(2));
     // The host loop sits in the else branch, so the CUDA instantiation has no unreachable code.
 #ifdef KOKKOS_ENABLE_CUDA
     if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      const int nb = static_cast<int>(a.extent(0));
       const long long s = static_cast<long long>(nb) * nb;
       nearsparse::perf::cublas::dgemm_strided_batched(exec, nb, nb, nb, 1.0, a.data(), s, b.data(),
                                                       s, 1.0, c.data(), s, batch);

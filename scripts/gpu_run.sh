@@ -3,12 +3,16 @@
 # scripts/gpu_prepare.sh assembled, runs the whole ctest suite on the GPU, then the benchmarks.
 #
 #   scripts/gpu_run.sh [--deps DIR] [--out DIR] [--bench-filter REGEX] [--no-bench]
-#                      [--tests REGEX] [--mpi]
+#                      [--tests REGEX] [--mpi] [--sanitize]
 #
 # Results go to the --out folder (default build/gpu-results): ctest.log, info.txt, and the
 # benchmarks as bench.json and bench.txt. --tests limits ctest to the tests matching REGEX.
 # --mpi unpacks the OpenMPI of scripts/gpu_prepare_mpi.sh and builds the MPI drivers too (NCCL
 # from the CUDA toolkit or Python's nvidia-nccl package when found); one GPU per process.
+# --sanitize runs compute-sanitizer after ctest instead of the benchmarks: memcheck on every unit
+# test program, racecheck and synccheck on their CUDA instances (Catch2 filter '[Cuda]'); prints
+# a table (tool, program, errors, seconds) and writes it to sanitize.csv, each run's output to
+# sanitize-<tool>-<program>.log. It fails when any run reports an error.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 deps=$root/.gpu-deps
@@ -17,6 +21,7 @@ filter=.
 bench=1
 tests=.
 mpi=0
+sanitize=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --deps) deps=${2:?}; shift 2 ;;
@@ -25,7 +30,8 @@ while [[ $# -gt 0 ]]; do
     --no-bench) bench=0; shift ;;
     --tests) tests=${2:?}; shift 2 ;;
     --mpi) mpi=1; shift ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sanitize) sanitize=1; bench=0; shift ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +70,9 @@ build=$(NEARSPARSE_KOKKOS_PREFIX=$deps "$root/scripts/build.sh" --backend cuda \
 status=0
 (cd "$build" && OMP_PROC_BIND=false ctest --output-on-failure -R "$tests" 2>&1) | tee "$out/ctest.log" ||
   status=1
+if [[ $sanitize -eq 1 ]]; then
+  "$root/scripts/gpu_sanitize.sh" --build "$build" --out "$out" || status=1
+fi
 if [[ $bench -eq 1 ]]; then
   "$build/perf/nearsparse_bench" --benchmark_filter="$filter" --benchmark_out="$out/bench.json" \
     --benchmark_out_format=json 2>&1 | tee "$out/bench.txt" || status=1

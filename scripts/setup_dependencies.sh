@@ -3,7 +3,7 @@
 #
 #   scripts/setup_dependencies.sh [--backend openmp|cuda] [--cache DIR] [--jobs N] [--no-apt]
 #
-# 1. Debian packages (catch2, Benchmark, OpenMPI, LAPACKE, OpenBLAS, numpy, matplotlib) if missing.
+# 1. Debian packages (catch2, Benchmark, OpenMPI, LAPACKE, OpenBLAS, numpy, matplotlib, zlib) if missing.
 # 2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 from Debian's `trilinos` 13.2.0 source package,
 #    with the patches in scripts/patches/ applied (CUDA 13 and Hopper support).
 # 3. Builds and installs both into the cache, one prefix per backend:
@@ -19,7 +19,7 @@ readonly TRILINOS_VERSION="13.2.0-4"
 readonly TRILINOS_TARBALL="trilinos_13.2.0.orig.tar.gz"
 readonly KOKKOS_VERSION="3.4.01"
 readonly DEBIAN_PACKAGES=(catch2 libbenchmark-dev libopenmpi-dev openmpi-bin liblapacke-dev
-  libopenblas-openmp-dev python3-numpy python3-matplotlib ninja-build patch)
+  libopenblas-openmp-dev python3-numpy python3-matplotlib ninja-build patch zlib1g-dev)
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 backend=openmp

@@ -3,6 +3,7 @@
 // and checked against an independent host computation on a sample of rows.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "matrix_files.hpp"
 #include "timing.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -37,6 +38,8 @@ struct diag_settings {
   nd::product_options options;  // the implementation and the HM algorithm
   std::uint64_t seed;
   int sample_rows;
+  std::string a_file, b_file;  ///< --a and --b: Matrix Market operands (HM) instead of random ones
+  std::string output;          ///< --output: C as Matrix Market
 };
 
 /// An HM matrix copied to the host, with element lookup.
@@ -108,16 +111,6 @@ double time_kk_spgemm(const Exec& exec, const nd::hm_matrix<Scalar, typename Exe
     KokkosSparse::spgemm_symbolic(kh, ca, false, cb, false, c);
     KokkosSparse::spgemm_numeric(kh, ca, false, cb, false, c);
   });
-}
-
-/// "2.5x faster" or "1.4x slower": how `ours` compares with `theirs` (seconds each).
-std::string speed_ratio(double theirs, double ours) {
-  char text[64];
-  if (theirs >= ours)
-    std::snprintf(text, sizeof text, "%.1fx faster", theirs / ours);
-  else
-    std::snprintf(text, sizeof text, "%.1fx slower", ours / theirs);
-  return text;
 }
 
 template <class Exec>
@@ -203,6 +196,47 @@ int run_on(const Exec& exec, const diag_settings& s) {
     }
     ok &= report_check<Exec>("structured", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
                                                          host_hm(c), s.sample_rows, roundoff, n));
+    if (!s.output.empty()) {
+      nearsparse::io::write_hm(exec, s.output, c, write_options_for(s.output));
+      std::printf("  wrote the structured-sparse C (%d x %d) to %s\n", c.rows(), c.cols(),
+                  s.output.c_str());
+    }
+  }
+  return ok ? 0 : 1;
+}
+
+/// The HM product of operands read from Matrix Market files, checked on sampled rows.
+template <class Exec>
+int run_files(const Exec& exec, const diag_settings& s) {
+  using mem = typename Exec::memory_space;
+  const std::string b_file = s.b_file.empty() ? s.a_file : s.b_file;
+  const auto a = nearsparse::io::read_hm<double>(exec, s.a_file, read_options_for(s.a_file));
+  const auto b = b_file == s.a_file
+                     ? a
+                     : nearsparse::io::read_hm<double>(exec, b_file, read_options_for(b_file));
+  // Extents of op(A) and op(B).
+  const bool ta = s.op_a == nd::op::transpose, tb = s.op_b == nd::op::transpose;
+  const int m = ta ? a.cols() : a.rows(), k = ta ? a.rows() : a.cols();
+  const int kb = tb ? b.cols() : b.rows(), n = tb ? b.rows() : b.cols();
+  require_product_extents("nearsparse diag", s.a_file + (ta ? " transposed" : ""), m, k,
+                          b_file + (tb ? " transposed" : ""), kb, n);
+  std::printf(
+      "diag on %s: A = %s (%d x %d, %d diagonals, %lld stored), B = %s (%d x %d, %d diagonals), "
+      "op(A) %s, op(B) %s, %s algorithm, %s implementation\n",
+      Exec::name(), s.a_file.c_str(), a.rows(), a.cols(), a.diagonal_count(),
+      (long long)a.stored_count(), b_file.c_str(), b.rows(), b.cols(), b.diagonal_count(),
+      nd::to_string(s.op_a), nd::to_string(s.op_b), nd::to_string(s.options.algorithm),
+      nearsparse::to_string(s.options.implementation));
+  nd::hm_matrix<double, mem> c;
+  const double t =
+      median_seconds(exec, [&] { c = nd::multiply(exec, a, b, s.op_a, s.op_b, s.options); });
+  std::printf("  C: %d x %d, %d diagonals, %lld stored; HM product %.3f ms (whole call)\n",
+              c.rows(), c.cols(), c.diagonal_count(), (long long)c.stored_count(), 1e3 * t);
+  const bool ok = report_check<Exec>("files", sampled_check(host_hm(a), s.op_a, host_hm(b), s.op_b,
+                                                            host_hm(c), s.sample_rows, 0x1p-53, k));
+  if (!s.output.empty()) {
+    nearsparse::io::write_hm(exec, s.output, c, write_options_for(s.output));
+    std::printf("  wrote C (%d x %d) to %s\n", c.rows(), c.cols(), s.output.c_str());
   }
   return ok ? 0 : 1;
 }
@@ -222,11 +256,18 @@ int run_diag(arguments& args) {
   const std::string kernel = args.text("kernel", "automatic");
   s.seed = std::uint64_t(args.integer("seed", 2024, 0, 1LL << 62));
   s.sample_rows = int(args.integer("check-rows", 64, 1, 1 << 20));
+  s.a_file = args.text("a", "");
+  s.b_file = args.text("b", "");
+  s.output = args.text("output", "");
   const std::string backend = args.text("backend", "");
   args.finish();
+  require(s.b_file.empty() || !s.a_file.empty(), "nearsparse diag", "--b",
+          "needs --a (B defaults to A)");
   s.options.algorithm = nd::parse_hm_algorithm(algorithm, "nearsparse diag", "--algorithm");
   s.options.implementation =
       nearsparse::parse_implementation(kernel, "nearsparse diag", "--kernel");
+  if (!s.a_file.empty())
+    return with_backend(backend, [&](auto exec) { return run_files(exec, s); });
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
 }
 

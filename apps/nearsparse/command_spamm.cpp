@@ -6,6 +6,7 @@
 #include <nearsparse/core/detail/host_blas.hpp>
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "matrix_files.hpp"
 #include "svg_chart.hpp"
 #include "timing.hpp"
 
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +45,8 @@ struct spamm_settings {
   bool wgmma;
   bool sweep;
   std::string csv, plot;
+  std::string a_file, b_file;  ///< --a and --b: Matrix Market operands instead of the decay matrix
+  std::string output;          ///< --output: C as Matrix Market
 };
 
 template <class Exec, class F>
@@ -51,6 +55,22 @@ double median_seconds(const Exec& exec, F&& f, int runs = 3) {
   for (int i = 0; i < runs; ++i) t.push_back(seconds(exec, f));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+/// The SpAMM options the settings ask for (validated before any work starts).
+spamm::options options_of(const spamm_settings& s) {
+  spamm::options opt;
+  opt.precision = s.precision;
+  opt.tile = s.tile;
+  opt.load_balance_stride = s.stride;
+  opt.implementation = s.kernel;
+  opt.wgmma = s.wgmma;
+  if (s.tau >= 0) {
+    opt.tau = s.tau;
+  } else {
+    opt.target_valid_ratio = s.valid_ratio;
+  }
+  return opt;
 }
 
 struct sweep_row {
@@ -122,17 +142,7 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   std::printf("  check: dense product against the fp64 reference %.2e (limit %.0e): %s\n",
               dense_error, dense_tolerance, dense_ok ? "OK" : "FAILED");
 
-  spamm::options opt;
-  opt.precision = s.precision;
-  opt.tile = s.tile;
-  opt.load_balance_stride = s.stride;
-  opt.implementation = s.kernel;
-  opt.wgmma = s.wgmma;
-  if (s.tau >= 0) {
-    opt.tau = s.tau;
-  } else {
-    opt.target_valid_ratio = s.valid_ratio;
-  }
+  const spamm::options opt = options_of(s);
   std::cout << "  building the plan (packing, norm maps, "
             << (s.tau >= 0 ? "tau given" : "tau search") << ") ..." << std::flush;
   std::unique_ptr<spamm::plan<Exec>> plan;
@@ -149,11 +159,15 @@ int run_on(const Exec& exec, const spamm_settings& s) {
               double(plan->tiles_m()) * plan->tiles_n() * plan->tiles_k());
   std::printf("  multiply %.3f ms (plan reused), %.3f ms with the plan built; dense %.3f ms\n",
               1e3 * t_mult, 1e3 * (t_mult + t_plan), 1e3 * t_dense);
-  std::printf("  speedup over the dense product: %.2fx (plan reused), %.2fx (plan built)\n",
-              t_dense / t_mult, t_dense / (t_mult + t_plan));
+  std::printf("  against the dense product: SpAMM %s (plan reused), %s (plan built)\n",
+              speed_ratio(t_dense, t_mult).c_str(), speed_ratio(t_dense, t_mult + t_plan).c_str());
   std::printf("  ||E||_F = %.4g, ||C||_F = %.4g, ||E||_F / ||C||_F = %.3g\n", err.error_norm,
               err.reference_norm, err.relative());
 
+  if (!s.output.empty()) {
+    nearsparse::io::write_dense(exec, s.output, c, write_options_for(s.output));
+    std::printf("  wrote C (%ld x %ld) to %s\n", n, n, s.output.c_str());
+  }
   if (!s.sweep) return dense_ok ? 0 : 1;
   std::vector<sweep_row> rows;
   std::cout << "  sweep over the valid ratio (the plan's norm maps are reused):\n"
@@ -196,6 +210,40 @@ int run_on(const Exec& exec, const spamm_settings& s) {
   return dense_ok ? 0 : 1;
 }
 
+/// SpAMM on operands read from Matrix Market files (dense Views), against the fp64 dense product.
+template <class Exec>
+int run_files(const Exec& exec, const spamm_settings& s) {
+  using view = Kokkos::View<double**, Kokkos::LayoutRight, typename Exec::memory_space>;
+  const std::string b_file = s.b_file.empty() ? s.a_file : s.b_file;
+  const view a = nearsparse::io::read_dense<view>(exec, s.a_file, read_options_for(s.a_file));
+  const view b = b_file == s.a_file
+                     ? a
+                     : nearsparse::io::read_dense<view>(exec, b_file, read_options_for(b_file));
+  const long m = long(a.extent(0)), k = long(a.extent(1)), n = long(b.extent(1));
+  require_product_extents("nearsparse spamm", s.a_file, m, k, b_file, long(b.extent(0)), n);
+  std::printf("spamm on %s: A = %s (%ld x %ld), B = %s (%ld x %ld), %s, tile %d\n", Exec::name(),
+              s.a_file.c_str(), m, k, b_file.c_str(), k, n, spamm::to_string(s.precision), s.tile);
+  view exact("C_exact", m, n), c("C", m, n);
+  const double t_exact = seconds(exec, [&] { KokkosBlas::gemm("N", "N", 1.0, a, b, 0.0, exact); });
+  std::unique_ptr<spamm::plan<Exec>> plan;
+  const double t_plan =
+      seconds(exec, [&] { plan.reset(new spamm::plan<Exec>(exec, a, b, options_of(s))); });
+  auto multiply = [&] { plan->multiply(exec, 1.0, 0.0, c); };
+  multiply();
+  const double t_mult = median_seconds(exec, multiply);
+  const auto err = spamm::measure_error(exec, exact, c);
+  std::printf("  tau %.6g, valid ratio %.2f %%; multiply %.3f ms (plan reused), plan %.3f ms, "
+              "dense fp64 (Kokkos Kernels gemm) %.3f ms\n",
+              plan->tau(), 100 * plan->valid_ratio(), 1e3 * t_mult, 1e3 * t_plan, 1e3 * t_exact);
+  std::printf("  ||E||_F = %.4g, ||C||_F = %.4g, ||E||_F / ||C||_F = %.3g\n", err.error_norm,
+              err.reference_norm, err.relative());
+  if (!s.output.empty()) {
+    nearsparse::io::write_dense(exec, s.output, c, write_options_for(s.output));
+    std::printf("  wrote C (%ld x %ld) to %s\n", m, n, s.output.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_spamm(arguments& args) {
@@ -203,7 +251,7 @@ int run_spamm(arguments& args) {
   s.n = args.integer("n", 1024, 0, 1L << 20);
   s.precision = spamm::parse_precision(args.text("precision", "fp32"), "--precision");
   s.tile = static_cast<int>(args.integer("tile", 64, 32, 128));
-  s.tau = args.number("tau", -1, 0, 1e300);
+  s.tau = args.number("tau", -1, 0, std::numeric_limits<double>::infinity());
   s.valid_ratio = args.number("valid-ratio", 0.1, 1e-6, 1);
   s.matrix = args.text("matrix", "algebraic");
   s.stride = static_cast<int>(args.integer("stride", 1, 1, 64));
@@ -212,11 +260,23 @@ int run_spamm(arguments& args) {
   s.sweep = args.flag("sweep");
   s.csv = args.text("csv", "");
   s.plot = args.text("plot", "");
+  s.a_file = args.text("a", "");
+  s.b_file = args.text("b", "");
+  s.output = args.text("output", "");
   const std::string backend = args.text("backend", "");
   args.finish();
   require(s.matrix == "algebraic" || s.matrix == "exponential", "nearsparse spamm", "--matrix",
           "is '" + s.matrix + "'; expected algebraic or exponential");
+  require(s.b_file.empty() || !s.a_file.empty(), "nearsparse spamm", "--b",
+          "needs --a (B defaults to A)");
+  require(s.a_file.empty() || (!s.sweep && s.csv.empty() && s.plot.empty()), "nearsparse spamm",
+          "--a", "reads the operands from files; --sweep, --csv and --plot run on the generated "
+          "decay matrix only");
   if (!s.csv.empty() || !s.plot.empty()) s.sweep = true;
+  // Every option is checked before the dense reference runs (a tile of 48 is refused here).
+  spamm::detail::validate_options("nearsparse spamm", options_of(s));
+  if (!s.a_file.empty())
+    return with_backend(backend, [&](auto exec) { return run_files(exec, s); });
   return with_backend(backend, [&](auto exec) { return run_on(exec, s); });
 }
 

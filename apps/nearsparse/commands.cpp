@@ -26,7 +26,11 @@ const std::vector<command>& commands() {
        "  --no-wgmma       on compute capability 9.0, keep the mma.sync kernels (no wgmma)\n"
        "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
-       "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n",
+       "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n"
+       "  --a FILE         A from a Matrix Market file (.mtx or .mtx.gz; any field but complex)\n"
+       "                   instead of the decay matrix; --n and --matrix are then unused\n"
+       "  --b FILE         B from a file (default: B = A); A's columns must equal B's rows\n"
+       "  --output FILE    write C as a Matrix Market array file (.gz: compressed)\n",
        run_spamm, true},
       {"diag", "banded (CDM) and structured-sparse (HM) products: time, baseline, check",
        "  --n N            size of the banded matrices (default 10240)\n"
@@ -41,7 +45,11 @@ const std::vector<command>& commands() {
        "                   fused kernel, the host kernels on OpenMP and Serial; an error where\n"
        "                   there is none)\n"
        "  --seed S         random seed of the matrices (default 2024)\n"
-       "  --check-rows R   rows of C checked against a host computation (default 64)\n",
+       "  --check-rows R   rows of C checked against a host computation (default 64)\n"
+       "  --a FILE         multiply A from a Matrix Market file (.mtx or .mtx.gz), stored in HM\n"
+       "                   form (its entries' diagonals), instead of the random matrices\n"
+       "  --b FILE         B from a file (default: B = A)\n"
+       "  --output FILE    write C (with --a, or the structured-sparse C) as Matrix Market\n",
        run_diag, true},
       {"kpm", "density of states of a topological insulator by the Kernel Polynomial Method",
        "  --nx, --ny, --nz N   sites in x, y (periodic) and z (open) (default 40 x 40 x 10)\n"
@@ -68,7 +76,10 @@ const std::vector<command>& commands() {
        "  --csv FILE           density of states as CSV (default kpm_dos.csv; '' for none)\n"
        "  --plot FILE          density of states as SVG (default kpm_dos.svg; '' for none)\n"
        "  --split              rows split between Cuda and OpenMP in one run\n"
-       "  --weight W           fraction of rows on Cuda with --split (default: measured)\n",
+       "  --weight W           fraction of rows on Cuda with --split (default: measured)\n"
+       "  --matrix FILE        the Hamiltonian from a Matrix Market file (.mtx or .mtx.gz): real\n"
+       "                       symmetric or complex Hermitian (by its banner or its entries)\n"
+       "                       instead of the topological insulator\n",
        run_kpm, true},
       {"tlr", "tile low-rank compression and TLR-GEMM (dense and TLR C) against the dense product",
        "  --n N                matrix size (default 2048)\n"
@@ -86,7 +97,11 @@ const std::vector<command>& commands() {
        "                       OpenMP and Serial), portable, or specialized (those; an error\n"
        "                       where there is none)\n"
        "  --csv FILE           the rank of every tile of A and C (default tlr_ranks.csv; '' for\n"
-       "                       none)\n",
+       "                       none)\n"
+       "  --a FILE             compress A from a real Matrix Market file (.mtx or .mtx.gz)\n"
+       "                       instead of the generated matrix; --n and --matrix are unused\n"
+       "  --b FILE             B from a file (default: B = A)\n"
+       "  --output FILE        write the dense C of the GEMM-LLD product as Matrix Market\n",
        run_tlr, true},
   };
   return list;

@@ -3,6 +3,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 
+#include <nearsparse/core/configuration.hpp>
 #include <nearsparse/core/errors.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -76,6 +77,11 @@ int main(int argc, char* argv[]) {
     return 0;
   }
 
+  // Without a visible GPU a CUDA build would stop inside Kokkos' initialization: say so instead.
+  if (const std::string reason = nearsparse::missing_device_reason(); !reason.empty()) {
+    std::cerr << reason << "\n";
+    return 2;
+  }
   Kokkos::ScopeGuard kokkos(argc, argv);  // consumes the --kokkos-* arguments
   args.assign(argv + 1, argv + argc);
   try {

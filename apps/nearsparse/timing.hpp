@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace nearsparse::app {
@@ -15,6 +17,17 @@ double seconds(const Exec& exec, F&& f) {
   f();
   exec.fence();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// "2.5x faster" or "1.43x slower": how `ours` compares with `theirs` (seconds each); a ratio
+/// below 1 is never printed as "faster".
+inline std::string speed_ratio(double theirs, double ours) {
+  char text[64];
+  if (theirs >= ours)
+    std::snprintf(text, sizeof text, "%.2fx faster", theirs / ours);
+  else
+    std::snprintf(text, sizeof text, "%.2fx slower", ours / theirs);
+  return text;
 }
 
 /// The median of `runs` timings of f.

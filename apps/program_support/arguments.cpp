@@ -3,6 +3,7 @@
 #include <nearsparse/core/errors.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace nearsparse::app {
@@ -10,6 +11,19 @@ namespace nearsparse::app {
 namespace {
 [[noreturn]] void bad_option(const std::string& name, const std::string& problem) {
   throw nearsparse::invalid_argument("option '--" + name + "' " + problem);
+}
+
+/// A limit as people write it: 1e+300 rather than its 300 digits, 0.5 rather than 0.500000.
+std::string readable(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
+}
+
+/// "must lie in [0, 1]", or "must be at least 0" where there is no upper limit.
+std::string range_text(double min, double max) {
+  if (std::isinf(max)) return "must be at least " + readable(min);
+  return "must lie in [" + readable(min) + ", " + readable(max) + "]";
 }
 }  // namespace
 
@@ -65,9 +79,7 @@ double arguments::number(const std::string& name, double fallback, double min, d
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !std::isfinite(x))
     bad_option(name, "expects a finite number, got '" + v + "'");
-  if (x < min || x > max)
-    bad_option(name,
-               "must lie in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + v);
+  if (x < min || x > max) bad_option(name, range_text(min, max) + ", got " + v);
   return x;
 }
 

@@ -4,11 +4,14 @@
 // process that raised it and ends every process (MPI_Abort); otherwise every process exits with
 // the worst status of all.
 
+#include <nearsparse/core/configuration.hpp>
+
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 namespace nearsparse::app {
 
@@ -18,7 +21,10 @@ int mpi_main(int argc, char* argv[], const char* program, Run&& run) {
   int rank = 0, size = 1, status = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
+  if (const std::string reason = nearsparse::missing_device_reason(); !reason.empty()) {
+    std::fprintf(stderr, "%s (process %d): %s\n", program, rank, reason.c_str());
+    status = 2;
+  } else {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
       status = run(argc, argv, rank, size);

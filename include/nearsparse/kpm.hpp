@@ -5,6 +5,7 @@
 // rows between a GPU and the CPU.
 
 #include <nearsparse/kpm/chebyshev_moments.hpp>
+#include <nearsparse/kpm/checks.hpp>
 #include <nearsparse/kpm/crs.hpp>
 #include <nearsparse/kpm/distributed.hpp>
 #include <nearsparse/kpm/dos.hpp>

@@ -12,6 +12,7 @@
 #include <nearsparse/core/tile_grid.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/diagonal.hpp>
+#include <nearsparse/io.hpp>
 #include <nearsparse/kpm.hpp>
 #include <nearsparse/spamm.hpp>
 #include <nearsparse/tlr.hpp>

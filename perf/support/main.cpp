@@ -7,9 +7,14 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdio>
 #include <string>
 
 int main(int argc, char* argv[]) {
+  if (const std::string reason = nearsparse::missing_device_reason(); !reason.empty()) {
+    std::fprintf(stderr, "%s\n", reason.c_str());
+    return 2;
+  }
   Kokkos::ScopeGuard kokkos(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;

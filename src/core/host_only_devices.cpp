@@ -7,4 +7,8 @@ std::vector<device_info> cuda_devices() {
   return {};
 }
 
+std::string missing_device_reason() {
+  return "";
+}
+
 }  // namespace nearsparse

@@ -74,7 +74,10 @@ void add_terms(Scalar* acc, int p0, int p1, int n, const term<Scalar>* t, int co
     const int at = n - s;  // (p + s) wraps at p = n - s
     if (s > 0 && at > p0 && at < p1) cuts[nc++] = at;
   }
-  std::sort(cuts + 1, cuts + nc);
+  // Insertion sort of at most eight cuts (std::sort's 16-element insertion stage on this small
+  // array draws GCC's -Warray-bounds).
+  for (int k = 2; k < nc; ++k)
+    for (int j = k; j > 1 && cuts[j - 1] > cuts[j]; --j) std::swap(cuts[j - 1], cuts[j]);
   cuts[nc++] = p1;
   for (int k = 0; k + 1 < nc; ++k) {
     const int p = cuts[k], end = cuts[k + 1];

@@ -1,4 +1,5 @@
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/finite.hpp>
@@ -33,8 +34,7 @@ void plant_non_finite(HostView& m, std::size_t count, std::uint64_t seed) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("count_non_finite counts NaN and Inf exactly", "[core][finite]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("count_non_finite counts NaN and Inf exactly", "[core][finite]") {
   using exec_space = TestType;
   const std::size_t rows = GENERATE(1, 37, 130);
   const std::size_t cols = GENERATE(1, 33, 65);
@@ -59,8 +59,8 @@ TEMPLATE_LIST_TEST_CASE("count_non_finite counts NaN and Inf exactly", "[core][f
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("require_finite names the argument, extents and count", "[core][finite]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("require_finite names the argument, extents and count",
+                           "[core][finite]") {
   using exec_space = TestType;
   using memory = typename exec_space::memory_space;
   Kokkos::View<float**, memory> m("m", 3, 5);

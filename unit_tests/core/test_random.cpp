@@ -1,5 +1,6 @@
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/random.hpp>
@@ -18,8 +19,7 @@ static double expected_value(std::uint64_t seed, std::size_t i, std::size_t j, s
   return std::fma(hi - lo, nearsparse::detail::uniform01(seed, i * cols + j, 0), lo);
 }
 
-TEMPLATE_LIST_TEST_CASE("fill_random gives the same matrix on every backend", "[core][random]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("fill_random gives the same matrix on every backend", "[core][random]") {
   using exec_space = TestType;
   const std::size_t rows = GENERATE(0, 1, 33, 257);
   const std::size_t cols = GENERATE(0, 1, 31, 100);
@@ -36,8 +36,7 @@ TEMPLATE_LIST_TEST_CASE("fill_random gives the same matrix on every backend", "[
   CHECK(mismatches == 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("fill_random draws uniformly from [lo, hi)", "[core][random]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("fill_random draws uniformly from [lo, hi)", "[core][random]") {
   using exec_space = TestType;
   const std::size_t n = 100003;  // prime, so no tiling accident can hide a gap
   const std::uint64_t seed = nearsparse::test::fresh_seed();
@@ -63,8 +62,8 @@ TEMPLATE_LIST_TEST_CASE("fill_random draws uniformly from [lo, hi)", "[core][ran
   CHECK(std::abs(var - 1.0 / 12.0) < 3e-3);
 }
 
-TEMPLATE_LIST_TEST_CASE("fill_random handles complex values and distinct seeds", "[core][random]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("fill_random handles complex values and distinct seeds",
+                           "[core][random]") {
   using exec_space = TestType;
   using memory = typename exec_space::memory_space;
   const std::uint64_t seed = nearsparse::test::fresh_seed();

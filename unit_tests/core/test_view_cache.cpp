@@ -4,6 +4,7 @@
 
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/device_memory.hpp>
+#include <nearsparse/core/errors.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -156,4 +157,29 @@ TEST_CASE("cached_view keeps host allocations of at least 1 MiB and no smaller o
   CHECK(nd::view_cache<vector>::instance().kept_bytes() == kept);  // not kept
   nearsparse::release_cached_device_memory();
   CHECK(nd::view_cache<vector>::instance().kept_bytes() == 0);
+}
+
+TEST_CASE("an allocation that does not fit throws a runtime_error naming it, and the next works",
+          "[core][errors]") {
+  using Catch::Matchers::Contains;
+  const limit_for_test bound(test_limit);
+  const std::size_t huge = std::size_t(1) << 57;  // 2^60 bytes of double
+  // Through the cache (held and reusable Views are kept: the failure frees and retries first).
+  auto kept = nd::cached_view<vector>("kept", std::size_t(1) << 18);
+  kept = vector();
+  REQUIRE(nd::view_cache<vector>::instance().kept_bytes() > 0);
+  CHECK_THROWS_AS(nd::cached_view<vector>("nearsparse::test::huge", huge),
+                  nearsparse::runtime_error);
+  CHECK_THROWS_WITH(nd::cached_view<vector>("nearsparse::test::huge", huge),
+                    Contains("'nearsparse::test::huge'") && Contains("1152921504606846976 bytes"));
+  // And a direct allocation.
+  CHECK_THROWS_WITH(nd::allocate_view<matrix>("nearsparse::test::huge_matrix", huge, 2),
+                    Contains("'nearsparse::test::huge_matrix'") && Contains("bytes in"));
+  // The process goes on: allocations of ordinary sizes work and hold their values.
+  auto after = nd::cached_view<vector>("after", std::size_t(1) << 18);
+  after(0) = 1;
+  after(after.extent(0) - 1) = 2;
+  CHECK(after(0) + after(after.extent(0) - 1) == 3);
+  auto small = nd::allocate_view<matrix>("small", 3, 4);
+  CHECK(small.extent(0) == 3);
 }

@@ -4,6 +4,7 @@
 
 #include "diagonal_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -75,8 +76,7 @@ void run_cases(const Exec& exec, nd::op op_a, nd::op op_b, std::uint64_t seed) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("CDM products equal the dense product", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("CDM products equal the dense product", "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   const auto op_a = GENERATE(nd::op::none, nd::op::transpose);
@@ -85,8 +85,7 @@ TEMPLATE_LIST_TEST_CASE("CDM products equal the dense product", "[diagonal]",
   run_cases<float>(exec, op_a, op_b, seed);
 }
 
-TEMPLATE_LIST_TEST_CASE("CDM products of empty matrices and mismatched operands", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("CDM products of empty matrices and mismatched operands", "[diagonal]") {
   const TestType exec;
   using matrix = nd::cdm_matrix<double, typename TestType::memory_space>;
   const matrix e(exec, 0, {});
@@ -101,8 +100,8 @@ TEMPLATE_LIST_TEST_CASE("CDM products of empty matrices and mismatched operands"
   CHECK_THROWS_WITH(nd::multiply(exec, plan, 1.0, a, some, 0.0, wrong_c), Contains("'C'"));
 }
 
-TEMPLATE_LIST_TEST_CASE("CDM products take the implementation the options ask for", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("CDM products take the implementation the options ask for",
+                           "[diagonal]") {
   using nearsparse::implementation;
   const TestType exec;
   using mem = typename TestType::memory_space;
@@ -154,8 +153,8 @@ TEMPLATE_LIST_TEST_CASE("CDM products take the implementation the options ask fo
                   nearsparse::invalid_argument);
 }
 
-TEMPLATE_LIST_TEST_CASE("the team-tile CDM kernel and the host kernel agree on every backend",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the team-tile CDM kernel and the host kernel agree on every backend",
+                           "[diagonal]") {
   // Each backend runs one of the two forms through multiply(); here both run on this one, so the
   // form a backend does not pick is still checked against the dense product.
   const TestType exec;
@@ -184,8 +183,8 @@ TEMPLATE_LIST_TEST_CASE("the team-tile CDM kernel and the host kernel agree on e
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the lookup kernel of CDM plans matches the host's lookup", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the lookup kernel of CDM plans matches the host's lookup",
+                           "[diagonal]") {
   // GPU plans fill C's lookup with this kernel; plans in host memory write it directly, so the
   // kernel is compared with the host's lookup here, on every backend.
   const TestType exec;
@@ -210,8 +209,8 @@ TEMPLATE_LIST_TEST_CASE("the lookup kernel of CDM plans matches the host's looku
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the host CDM kernel equals the portable kernel and the dense product",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host CDM kernel equals the portable kernel and the dense product",
+                           "[diagonal]") {
   // Odd sizes past the kernel's 512-position blocks, so that the shifted reads of A and B wrap
   // inside blocks; enough compact diagonals for groups of four terms and a remainder.
   using nearsparse::implementation;
@@ -286,8 +285,7 @@ TEMPLATE_LIST_TEST_CASE("the host CDM kernel equals the portable kernel and the 
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the host CDM kernel does not read C with beta = 0", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host CDM kernel does not read C with beta = 0", "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   if constexpr (std::is_same_v<mem, Kokkos::HostSpace> &&

@@ -3,6 +3,7 @@
 
 #include "diagonal_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -41,8 +42,7 @@ void check_equal(const host_matrix<double>& a, const host_matrix<double>& b) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("HM <-> dense, COO and CSR round trips are exact", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM <-> dense, COO and CSR round trips are exact", "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
@@ -101,8 +101,8 @@ TEMPLATE_LIST_TEST_CASE("HM <-> dense, COO and CSR round trips are exact", "[dia
   check_equal(dense_of(exec, from_crs), dense);
 }
 
-TEMPLATE_LIST_TEST_CASE("hm_from_dense on given diagonals keeps zeros and refuses stray entries",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("hm_from_dense on given diagonals keeps zeros and refuses stray entries",
+                           "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   const auto m = nd::random_hm<float>(exec, 30, 30, nd::banded_offsets(30, 30, 2, 1), seed);
@@ -117,8 +117,7 @@ TEMPLATE_LIST_TEST_CASE("hm_from_dense on given diagonals keeps zeros and refuse
   CHECK_THROWS_WITH(nd::hm_from_dense(exec, dense), Contains("non-finite"));
 }
 
-TEMPLATE_LIST_TEST_CASE("hm_from_coo sums duplicates and rejects bad entries", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("hm_from_coo sums duplicates and rejects bad entries", "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   using ints = Kokkos::View<int*, mem>;
@@ -145,8 +144,7 @@ TEMPLATE_LIST_TEST_CASE("hm_from_coo sums duplicates and rejects bad entries", "
   CHECK_THROWS_WITH(nd::hm_from_coo(exec, 4, 5, neg, c, v), Contains("entry 2"));
 }
 
-TEMPLATE_LIST_TEST_CASE("hm_from_crs rejects invalid CSR matrices", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("hm_from_crs rejects invalid CSR matrices", "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   using crs = nd::crs_matrix<double, TestType, mem>;
@@ -173,10 +171,8 @@ TEMPLATE_LIST_TEST_CASE("hm_from_crs rejects invalid CSR matrices", "[diagonal]"
                     Contains("non-finite"));
 }
 
-TEMPLATE_LIST_TEST_CASE("CDM <-> HM, dense, COO and CSR round trips are exact", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("CDM <-> HM, dense, COO and CSR round trips are exact", "[diagonal]") {
   const TestType exec;
-  using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
   const int n = GENERATE(1, 2, 13, 40);
@@ -203,8 +199,7 @@ TEMPLATE_LIST_TEST_CASE("CDM <-> HM, dense, COO and CSR round trips are exact", 
       dense);
 }
 
-TEMPLATE_LIST_TEST_CASE("a banded CDM matrix holds zeros outside its band", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("a banded CDM matrix holds zeros outside its band", "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   const int n = 23, lower = 3, upper = 1;

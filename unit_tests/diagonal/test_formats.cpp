@@ -3,6 +3,7 @@
 
 #include "diagonal_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -15,8 +16,8 @@
 namespace nd = nearsparse::diagonal;
 using Catch::Matchers::Contains;
 
-TEMPLATE_LIST_TEST_CASE("hm_matrix lays diagonals out in ascending order with their lengths",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("hm_matrix lays diagonals out in ascending order with their lengths",
+                           "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const nd::hm_matrix<double, mem> m(exec, 4, 6, {3, -2, 0, 5});
@@ -34,8 +35,7 @@ TEMPLATE_LIST_TEST_CASE("hm_matrix lays diagonals out in ascending order with th
   CHECK(nd::detail::diagonal_length(4, 6, -4) == 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("hm_matrix rejects bad structures with clear errors", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("hm_matrix rejects bad structures with clear errors", "[diagonal]") {
   const TestType exec;
   using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
   CHECK_THROWS_AS(matrix(exec, 5, 5, {0, 5}), nearsparse::invalid_argument);
@@ -49,8 +49,7 @@ TEMPLATE_LIST_TEST_CASE("hm_matrix rejects bad structures with clear errors", "[
   CHECK_NOTHROW(matrix(exec, 1, 1, {0}));
 }
 
-TEMPLATE_LIST_TEST_CASE("cdm_matrix maps compact diagonals and rejects bad ones", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("cdm_matrix maps compact diagonals and rejects bad ones", "[diagonal]") {
   const TestType exec;
   using matrix = nd::cdm_matrix<float, typename TestType::memory_space>;
   const matrix m(exec, 6, {5, 0, 2});

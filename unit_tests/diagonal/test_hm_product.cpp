@@ -4,6 +4,7 @@
 
 #include "diagonal_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -119,8 +120,7 @@ std::vector<hm_case> cases(std::uint64_t seed) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("HM products equal the dense product", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM products equal the dense product", "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   const auto op_a = GENERATE(nd::op::none, nd::op::transpose);
@@ -132,8 +132,7 @@ TEMPLATE_LIST_TEST_CASE("HM products equal the dense product", "[diagonal]",
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("HM A A^T is symmetric and equals the dense product", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM A A^T is symmetric and equals the dense product", "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
@@ -146,8 +145,7 @@ TEMPLATE_LIST_TEST_CASE("HM A A^T is symmetric and equals the dense product", "[
   for (int d : c.host_offsets()) CHECK(c.find_diagonal(-d) >= 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("HM products of empty matrices", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM products of empty matrices", "[diagonal]") {
   const TestType exec;
   using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
   const matrix a(exec, 0, 0, {}), b(exec, 0, 0, {});
@@ -165,8 +163,7 @@ TEMPLATE_LIST_TEST_CASE("HM products of empty matrices", "[diagonal]",
           .diagonal_count() == 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("HM products reject mismatched operands", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM products reject mismatched operands", "[diagonal]") {
   const TestType exec;
   using matrix = nd::hm_matrix<double, typename TestType::memory_space>;
   const matrix a(exec, 5, 7, {0, 1}), b(exec, 6, 5, {0}), b_ok(exec, 7, 5, {0, -2});
@@ -202,8 +199,8 @@ std::pair<double, double> difference(const Matrix& x, const Matrix& y) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("HM products take the implementation the options ask for",
+                           "[diagonal]") {
   // portable and automatic compute the same C (up to rounding: automatic takes the specialized
   // kernels where they serve the product); specialized throws nearsparse::unsupported where there
   // is no specialized path (the atomic algorithm) and otherwise runs the host kernel (OpenMP,
@@ -286,8 +283,8 @@ TEMPLATE_LIST_TEST_CASE("HM products take the implementation the options ask for
       StartsWith("nearsparse::diagonal::multiply: ") && Contains("options.algorithm"));
 }
 
-TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host backends",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the team HM kernel and the host HM kernel agree on host backends",
+                           "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible) {
@@ -308,8 +305,8 @@ TEMPLATE_LIST_TEST_CASE("the team HM kernel and the host HM kernel agree on host
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the host pass's pairs",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the device pass of the HM symbolic phase writes the host pass's pairs",
+                           "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   if constexpr (Kokkos::SpaceAccessibility<TestType, Kokkos::HostSpace>::accessible) {
@@ -367,8 +364,7 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase writes the hos
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the one-call HM product and the plan's product agree", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the one-call HM product and the plan's product agree", "[diagonal]") {
   // On a GPU the one-call product of a small C runs the fused CUDA kernel (C's structure in the
   // kernel's parameters, pairs found per block, C's device offsets and starts written by the
   // kernel), a wide band the band tiles, and larger ones the portable kernel, which computes
@@ -492,8 +488,8 @@ void check_band_tiles(const Kokkos::Cuda& exec, const hm_case& c, nd::op op_a, n
 }  // namespace
 #endif
 
-TEMPLATE_LIST_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense product",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the CUDA band tiles equal the pair kernel and the dense product",
+                           "[diagonal]") {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same_v<TestType, Kokkos::Cuda>) {
     // Both forms of double (fp64 tensor cores where they run, and FMA). Sizes off the 64 x 64
@@ -733,8 +729,8 @@ void check_device_pass(const nd::detail::hm_symbolic_result<Mem>& on_device,
   CHECK(copy(dev.chunk_ptr(), nc + 1) == widen(s.chunk_ptr));
 }
 
-TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the host pass",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the device pass of the HM symbolic phase equals the host pass",
+                           "[diagonal]") {
   // The device pass (detail/hm_device_symbolic.hpp) on every backend against the host pass: C's
   // host and device arrays, a plan made from it (its pairs, chunks and index by offset against
   // the host-made plan's) and that plan's product against the dense one. Shapes: rectangular,
@@ -816,8 +812,8 @@ TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase equals the hos
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the device pass of the HM symbolic phase over a range of many rounds",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the device pass of the HM symbolic phase over a range of many rounds",
+                           "[diagonal]") {
   // C's range here (about 2 x 70000 offsets) is longer than one offset per thread of the most
   // teams the pass takes, so each team scans several rounds of offsets and sums the totals of up
   // to 1023 teams before it. Only the symbolic arrays are compared (a dense reference of this
@@ -960,8 +956,8 @@ void check_host_kernel(const Exec& exec, const hm_case& c, nd::op op_a, nd::op o
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("the host HM kernel equals the portable kernel and the dense product",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host HM kernel equals the portable kernel and the dense product",
+                           "[diagonal]") {
   const TestType exec;
   if constexpr (has_host_kernel<TestType>()) {
     const auto seed = nearsparse::test::fresh_seed();
@@ -993,10 +989,10 @@ TEMPLATE_LIST_TEST_CASE("the host HM kernel equals the portable kernel and the d
   }
 }
 
-TEMPLATE_LIST_TEST_CASE(
+NEARSPARSE_SPACE_TEST_CASE(
     "the host HM kernel does not read C with beta = 0, and handles empty "
     "products",
-    "[diagonal]", nearsparse::enabled_execution_spaces) {
+    "[diagonal]") {
   using nearsparse::implementation;
   const TestType exec;
   if constexpr (has_host_kernel<TestType>()) {
@@ -1044,11 +1040,10 @@ TEMPLATE_LIST_TEST_CASE(
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("products keep their C while a later product reuses freed values",
-                        "[diagonal]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("products keep their C while a later product reuses freed values",
+                           "[diagonal]") {
   // C's values come from the allocation cache: a C still held is never handed out again.
   const TestType exec;
-  using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
   const auto offsets = nd::random_offsets(500, 500, 13, seed);

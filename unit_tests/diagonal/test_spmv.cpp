@@ -3,6 +3,7 @@
 
 #include "diagonal_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -66,8 +67,7 @@ void check_all_forms(const Exec& exec, const Matrix& a, std::uint64_t seed) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("spmv in HM and CDM equals the dense product", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spmv in HM and CDM equals the dense product", "[diagonal]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
@@ -84,8 +84,7 @@ TEMPLATE_LIST_TEST_CASE("spmv in HM and CDM equals the dense product", "[diagona
       exec, nd::hm_matrix<double, typename TestType::memory_space>(exec, 0, 4, {}), seed);
 }
 
-TEMPLATE_LIST_TEST_CASE("spmv rejects vectors that do not conform", "[diagonal]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spmv rejects vectors that do not conform", "[diagonal]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const nd::hm_matrix<double, mem> a(exec, 6, 4, {0, 1});

@@ -3,6 +3,7 @@
 
 #include "kpm_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -31,8 +32,8 @@ TEST_CASE("damping factors", "[kpm]") {
   REQUIRE_THROWS_WITH(nk::parse_damping("gauss"), Contains("gauss"));
 }
 
-TEMPLATE_LIST_TEST_CASE("the density of states integrates to N and counts the eigenvalues", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the density of states integrates to N and counts the eigenvalues",
+                           "[kpm]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);

@@ -3,6 +3,7 @@
 
 #include "kpm_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -38,8 +39,7 @@ void check_product(const ref::dense& h, const XView& x, const YView& y, double a
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("SELL-C-sigma round trips and multiplies like CRS", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("SELL-C-sigma round trips and multiplies like CRS", "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
@@ -75,8 +75,8 @@ TEMPLATE_LIST_TEST_CASE("SELL-C-sigma round trips and multiplies like CRS", "[kp
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("spmv accumulates with beta, takes vectors, and checks extents", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spmv accumulates with beta, takes vectors, and checks extents",
+                           "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   auto p = ref::lattice(5, 3, 7);
@@ -95,8 +95,7 @@ TEMPLATE_LIST_TEST_CASE("spmv accumulates with beta, takes vectors, and checks e
   REQUIRE_THROWS_WITH(nk::spmv(exec, 1.0, h, xb, 0.0, yb), Contains("columns as x"));
 }
 
-TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("invalid CRS matrices and SELL parameters are rejected", "[kpm]") {
   const TestType exec;
   using crs = nk::crs_matrix<double, TestType>;
   auto make = [&](int rows, int cols, std::vector<int> rm, std::vector<int> en,
@@ -132,8 +131,8 @@ TEMPLATE_LIST_TEST_CASE("invalid CRS matrices and SELL parameters are rejected",
   REQUIRE_THROWS_WITH(nk::make_sell(exec, good, {4, 6}), Contains("sigma") && Contains("6"));
 }
 
-TEMPLATE_LIST_TEST_CASE("bad arguments to bounds, permutations, generators and output", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("bad arguments to bounds, permutations, generators and output",
+                           "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   using crs = nk::crs_matrix<double, TestType>;

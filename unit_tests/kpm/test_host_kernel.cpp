@@ -5,6 +5,7 @@
 // and dot products, row ranges that start and end inside the matrix, and empty inputs.
 
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -236,8 +237,8 @@ void check_all(const Exec& exec, int n, std::mt19937_64& rng) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("the augmented SpMMV of every kernel equals the plain-loop reference",
-                        "[kpm]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the augmented SpMMV of every kernel equals the plain-loop reference",
+                           "[kpm]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed << " on " << TestType::name());
@@ -246,8 +247,8 @@ TEMPLATE_LIST_TEST_CASE("the augmented SpMMV of every kernel equals the plain-lo
   check_all<TestType, double>(exec, 67, rng);
 }
 
-TEMPLATE_LIST_TEST_CASE("the host kernel takes empty inputs and refuses what it cannot serve",
-                        "[kpm]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host kernel takes empty inputs and refuses what it cannot serve",
+                           "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();

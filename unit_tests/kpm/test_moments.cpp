@@ -4,6 +4,7 @@
 
 #include "kpm_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -76,8 +77,8 @@ nk::moments_options short_run(int R, std::uint64_t seed, nearsparse::implementat
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algorithm and format",
-                        "[kpm]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("KPM moments equal the dense recurrence for every algorithm and format",
+                           "[kpm]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
@@ -108,8 +109,7 @@ TEMPLATE_LIST_TEST_CASE("KPM moments equal the dense recurrence for every algori
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the three algorithms give the same moments to rounding", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the three algorithms give the same moments to rounding", "[kpm]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed);
@@ -136,8 +136,8 @@ TEMPLATE_LIST_TEST_CASE("the three algorithms give the same moments to rounding"
                 run(exec, hc, sc, 64, 3, seed, nk::algorithm::naive).mu, 1e-12);
 }
 
-TEMPLATE_LIST_TEST_CASE("unit start vectors give the exact trace of the cubic lattice", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("unit start vectors give the exact trace of the cubic lattice",
+                           "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   auto c = ref::lattice(5, 3, 4, /*periodic_z=*/false);
@@ -166,8 +166,7 @@ TEMPLATE_LIST_TEST_CASE("unit start vectors give the exact trace of the cubic la
 }
 
 #ifdef NEARSPARSE_TEST_HAVE_LAPACK
-TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenvalues", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("insulator moments and bounds agree with LAPACK eigenvalues", "[kpm]") {
   const TestType exec;
   using mem = typename TestType::memory_space;
   const auto seed = nearsparse::test::fresh_seed();
@@ -216,7 +215,7 @@ TEMPLATE_LIST_TEST_CASE("insulator moments and bounds agree with LAPACK eigenval
 }
 #endif
 
-TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("empty and 1 x 1 matrices", "[kpm]") {
   const TestType exec;
   using crs = nk::crs_matrix<double, TestType>;
   nk::moments_options o;
@@ -234,8 +233,7 @@ TEMPLATE_LIST_TEST_CASE("empty and 1 x 1 matrices", "[kpm]", nearsparse::enabled
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("bad KPM inputs get clear errors", "[kpm]") {
   const TestType exec;
   auto c = ref::lattice(6, 5, 3);
   const auto h = nk::make_cubic_lattice<double>(exec, c);
@@ -267,8 +265,7 @@ TEMPLATE_LIST_TEST_CASE("bad KPM inputs get clear errors", "[kpm]",
   REQUIRE_THROWS_WITH(nk::parse_algorithm("fast"), Contains("fast"));
 }
 
-TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the CUDA and portable kernels give the same moments", "[kpm]") {
   const TestType exec;
   const auto seed = nearsparse::test::fresh_seed();
   INFO("seed " << seed << " on " << TestType::name());
@@ -420,8 +417,7 @@ TEMPLATE_LIST_TEST_CASE("the CUDA and portable kernels give the same moments", "
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("rows of every length give the same moments on every kernel", "[kpm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("rows of every length give the same moments on every kernel", "[kpm]") {
   // A random Hermitian pattern of 333 rows: empty rows, rows shorter and longer than a lane group
   // (the CUDA kernel loads a group's worth of entries at once and broadcasts them) and a few rows
   // past 32 entries, so that the rows sharing a warp have different lengths.

@@ -3,6 +3,7 @@
 
 #include "kpm_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/kpm.hpp>
@@ -28,7 +29,7 @@ using pairs = std::tuple<>;
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("split runs equal single-space runs", "[kpm]", pairs) {
+NEARSPARSE_SPACE_LIST_TEST_CASE("split runs equal single-space runs", "[kpm]", pairs) {
   using first_space = typename TestType::first_type;
   using second_space = typename TestType::second_type;
   const first_space first;

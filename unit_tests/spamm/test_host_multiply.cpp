@@ -5,6 +5,7 @@
 #include "spamm_reference.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -77,8 +78,8 @@ bool some_tile_has_gaps(const std::vector<char>& kept, std::size_t tiles, std::s
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("the host path sums exactly the kept tile products in every precision",
-                        "[spamm][host]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host path sums exactly the kept tile products in every precision",
+                           "[spamm][host]") {
   using exec_space = TestType;
   if constexpr (host_space<exec_space>()) {
     using matrix = ref::matrix<exec_space>;
@@ -192,8 +193,8 @@ TEMPLATE_LIST_TEST_CASE("the host path sums exactly the kept tile products in ev
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the host path takes a tau search and repeated products", "[spamm][host]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host path takes a tau search and repeated products",
+                           "[spamm][host]") {
   // The whole call as a user makes it (a target valid ratio, so the search runs on the host
   // norms), then a power A^3 through a reused plan, against the double reference.
   using exec_space = TestType;
@@ -233,8 +234,8 @@ TEMPLATE_LIST_TEST_CASE("the host path takes a tau search and repeated products"
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the host path handles empty products and says when it cannot run",
-                        "[spamm][host][errors]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the host path handles empty products and says when it cannot run",
+                           "[spamm][host][errors]") {
   using exec_space = TestType;
   using Catch::Matchers::Contains;
   if constexpr (host_space<exec_space>()) {

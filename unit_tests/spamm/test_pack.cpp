@@ -2,6 +2,7 @@
 // teams than one launch of a team reduction holds on a GPU (32768 blocks in Kokkos 3.4): the
 // blocks then pack several league ranks one after another, reusing the team's scratch.
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/random.hpp>
@@ -44,8 +45,8 @@ std::size_t count_wrong(const HostSrc& src, bool transpose, const HostPacked& pa
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("packing an operand with more teams than one launch equals a host copy",
-                        "[spamm][pack]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("packing an operand with more teams than one launch equals a host copy",
+                           "[spamm][pack]") {
   using exec_space = TestType;
   const exec_space exec;
   // Over 32768 teams of 32 x 32 in both orientations, so that on a GPU some blocks pack a
@@ -90,8 +91,8 @@ TEMPLATE_LIST_TEST_CASE("packing an operand with more teams than one launch equa
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("packing any source layout equals a host copy and counts non-finite values",
-                        "[spamm][pack]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE(
+    "packing any source layout equals a host copy and counts non-finite values", "[spamm][pack]") {
   // Host spaces pack with plain loops, straight across where the destination's rows run along
   // the source's contiguous index and through a block otherwise; a plan on a GPU packs float and
   // double sources with the CUDA kernel (the same two ways): both orientations of both layouts,

@@ -3,6 +3,7 @@
 #include "spamm_inputs.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/spamm.hpp>
@@ -45,8 +46,8 @@ std::vector<int> work_of(const spamm::plan<Exec>& p) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("a plan refreshed in place equals a new plan on the same operands",
-                        "[spamm][plan][update]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("a plan refreshed in place equals a new plan on the same operands",
+                           "[spamm][plan][update]") {
   using exec_space = TestType;
   const exec_space exec;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
@@ -91,8 +92,8 @@ TEMPLATE_LIST_TEST_CASE("a plan refreshed in place equals a new plan on the same
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("plan::update reports non-finite operands and bad extents",
-                        "[spamm][plan][update][errors]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("plan::update reports non-finite operands and bad extents",
+                           "[spamm][plan][update][errors]") {
   using exec_space = TestType;
   using Catch::Matchers::Contains;
   const exec_space exec;

@@ -2,22 +2,26 @@
 #include "spamm_reference.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/spamm.hpp>
+#include <nearsparse/spamm/detail/tau_search.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using nearsparse::implementation;
@@ -76,8 +80,8 @@ std::vector<int> to_host_ints(const Kokkos::View<int*, typename Exec::memory_spa
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every precision", "[spamm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spamm with tau = 0 equals the dense product in every precision",
+                           "[spamm]") {
   using exec_space = TestType;
   const exec_space exec;
   struct shape {
@@ -131,8 +135,7 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau = 0 equals the dense product in every pr
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products", "[spamm]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products", "[spamm]") {
   using exec_space = TestType;
   const exec_space exec;
   const int tile = GENERATE(32, 64, 128);
@@ -234,8 +237,7 @@ TEMPLATE_LIST_TEST_CASE("spamm with tau > 0 sums exactly the kept tile products"
   if (on_cuda<exec_space>()) check_kernel({implementation::automatic, false});
 }
 
-TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][search]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("tau search meets its target valid ratio", "[spamm][search]") {
   using exec_space = TestType;
   const exec_space exec;
   const double target = GENERATE(0.05, 0.1, 0.3, 0.75, 1.0);
@@ -262,8 +264,8 @@ TEMPLATE_LIST_TEST_CASE("tau search meets its target valid ratio", "[spamm][sear
   CHECK(plan.valid_ratio() <= found.valid_ratio);
 }
 
-TEMPLATE_LIST_TEST_CASE("the one-launch tau search lands where the host-driven search does",
-                        "[spamm][search]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the one-launch tau search lands where the host-driven search does",
+                           "[spamm][search]") {
   // search_tau_in_one_team (a GPU's search for up to 2^21 norm products) against the search that
   // counts with one launch per step: both start from the same sum of norm products and count the
   // same products, so tau, the evaluations, the valid ratio and V must agree exactly. Sizes off
@@ -313,8 +315,8 @@ TEMPLATE_LIST_TEST_CASE("the one-launch tau search lands where the host-driven s
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("a plan reports non-finite operands after its one wait", "[spamm][errors]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("a plan reports non-finite operands after its one wait",
+                           "[spamm][errors]") {
   // Packing counts non-finite values on the device and the plan reads the count once, after its
   // other work: the error still names the operand, on every way of setting tau, and a plan given
   // a finite operand again works again.
@@ -351,8 +353,8 @@ TEMPLATE_LIST_TEST_CASE("a plan reports non-finite operands after its one wait",
   CHECK_NOTHROW(spamm::plan<exec_space>(exec, a, bad_b, opt));
 }
 
-TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused plan", "[spamm][plan]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spamm error helpers and matrix powers with a reused plan",
+                           "[spamm][plan]") {
   using exec_space = TestType;
   const exec_space exec;
   const std::size_t n = 150;
@@ -388,8 +390,7 @@ TEMPLATE_LIST_TEST_CASE("spamm error helpers and matrix powers with a reused pla
   CHECK(e.relative() < 1);
 }
 
-TEMPLATE_LIST_TEST_CASE("spamm handles empty extents", "[spamm][edge]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spamm handles empty extents", "[spamm][edge]") {
   using exec_space = TestType;
   const exec_space exec;
   // K = 0: C = beta * C.
@@ -408,8 +409,7 @@ TEMPLATE_LIST_TEST_CASE("spamm handles empty extents", "[spamm][edge]",
   CHECK_NOTHROW(spamm::multiply(exec, 1.0, a1, b1, 0.0, c1, opt));
 }
 
-TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][errors]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][errors]") {
   using exec_space = TestType;
   using Catch::Matchers::Contains;
   const exec_space exec;
@@ -463,10 +463,10 @@ TEMPLATE_LIST_TEST_CASE("spamm rejects bad input with clear errors", "[spamm][er
   CHECK(spamm::parse_precision("BF16") == spamm_precision::bf16);
 }
 
-TEMPLATE_LIST_TEST_CASE(
+NEARSPARSE_SPACE_TEST_CASE(
     "implementation::specialized runs the CUDA kernels or the host BLAS path and is refused "
     "elsewhere",
-    "[spamm][implementation]", nearsparse::enabled_execution_spaces) {
+    "[spamm][implementation]") {
   using exec_space = TestType;
   using Catch::Matchers::Contains;
   const exec_space exec;
@@ -498,8 +498,8 @@ TEMPLATE_LIST_TEST_CASE(
   CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);
 }
 
-TEMPLATE_LIST_TEST_CASE("implementation::portable and automatic agree", "[spamm][implementation]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("implementation::portable and automatic agree",
+                           "[spamm][implementation]") {
   using exec_space = TestType;
   const exec_space exec;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
@@ -530,5 +530,39 @@ TEMPLATE_LIST_TEST_CASE("implementation::portable and automatic agree", "[spamm]
     NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(c_auto),
                                     nearsparse::test::to_host(c_portable),
                                     2 * ref::accumulation_tolerance(precision, k));
+  }
+}
+
+TEST_CASE("the tau search returns the closest ratio it evaluated and stops within tolerance",
+          "[spamm][search]") {
+  // A valid ratio that falls in steps of 1/20 as tau grows (as kept counts do), and every tau the
+  // search evaluates.
+  std::vector<std::pair<double, double>> seen;
+  auto ratio_at = [&](double tau) {
+    const double r = std::max(0.0, std::floor((1.0 - tau / 10.0) * 20.0) / 20.0);
+    seen.push_back({tau, r});
+    return r;
+  };
+  const double target = 0.33;
+  spamm::search_options search;
+  SECTION("tolerance 0: the closest of all the ratios evaluated, whichever came last") {
+    search.tolerance = 0;
+    search.max_iterations = 7;
+    const auto found = nearsparse::spamm::detail::bisect_tau(target, search, 1.0, ratio_at);
+    REQUIRE(found.iterations == int(seen.size()));
+    double best = 1.0;
+    for (const auto& s : seen) best = std::min(best, std::abs(s.second - target));
+    const double found_distance = std::abs(ratio_at(found.tau) - target);
+    CHECK(found_distance == best);
+    CHECK(found_distance <= 0.025);  // one step of 1/20 holds the target
+  }
+  SECTION("tolerance > 0: stops at the first ratio within it") {
+    search.tolerance = 0.04;
+    const auto found = nearsparse::spamm::detail::bisect_tau(target, search, 1.0, ratio_at);
+    REQUIRE(!seen.empty());
+    CHECK(std::abs(seen.back().second - target) <= search.tolerance);
+    for (std::size_t i = 0; i + 1 < seen.size(); ++i)
+      CHECK(std::abs(seen[i].second - target) > search.tolerance);
+    CHECK(found.tau == seen.back().first);
   }
 }

@@ -8,6 +8,7 @@
 #include "../spamm/spamm_reference.hpp"
 #include "support/host_reference.hpp"
 #include "support/mpi_support.hpp"
+#include "support/space_test_case.hpp"
 
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/execution_spaces.hpp>
@@ -90,8 +91,8 @@ std::vector<std::pair<int, int>> grids(int size) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("distributed spamm equals single-process spamm on every grid",
-                        "[spamm][mpi]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("distributed spamm equals single-process spamm on every grid",
+                           "[spamm][mpi]") {
   using exec_t = TestType;
   const exec_t exec;
   const auto seed = shared_seed();
@@ -178,8 +179,8 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm equals single-process spamm on every 
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one process",
-                        "[spamm][mpi]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("distributed tau search and operand updates match one process",
+                           "[spamm][mpi]") {
   using exec_t = TestType;
   const exec_t exec;
   const auto seed = shared_seed();
@@ -231,8 +232,8 @@ TEMPLATE_LIST_TEST_CASE("distributed tau search and operand updates match one pr
   CHECK(d3.error <= 1e-12 * d3.norm);
 }
 
-TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even work",
-                        "[spamm][mpi][balance]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("work-balanced blocks give the same product with even work",
+                           "[spamm][mpi][balance]") {
   using exec_t = TestType;
   const exec_t exec;
   const auto seed = shared_seed();
@@ -294,8 +295,8 @@ TEMPLATE_LIST_TEST_CASE("work-balanced blocks give the same product with even wo
                     Contains("row_work"));
 }
 
-TEMPLATE_LIST_TEST_CASE("distributed spamm handles empty extents and more processes than tiles",
-                        "[spamm][mpi][edge]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("distributed spamm handles empty extents and more processes than tiles",
+                           "[spamm][mpi][edge]") {
   using exec_t = TestType;
   const exec_t exec;
   const auto seed = shared_seed();
@@ -329,8 +330,8 @@ TEMPLATE_LIST_TEST_CASE("distributed spamm handles empty extents and more proces
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("distributed spamm refuses bad input on every process",
-                        "[spamm][mpi][errors]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("distributed spamm refuses bad input on every process",
+                           "[spamm][mpi][errors]") {
   using exec_t = TestType;
   const exec_t exec;
   int rank = 0;

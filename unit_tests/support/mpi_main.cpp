@@ -4,15 +4,22 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <nearsparse/core/configuration.hpp>
+
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   int result = 0;
-  {
+  if (const std::string reason = nearsparse::missing_device_reason(); !reason.empty()) {
+    std::fprintf(stderr, "%s\n", reason.c_str());
+    result = 2;
+  } else {
     Kokkos::ScopeGuard kokkos(argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

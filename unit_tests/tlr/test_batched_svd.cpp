@@ -4,6 +4,7 @@
 // and cuSOLVER on Cuda, which must agree with it). Bad input gets errors naming it.
 
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 #include "tlr_reference.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -72,8 +73,8 @@ double max_orthogonality_error(const std::vector<double>& q, std::size_t rows, s
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal factors", "[tlr][svd]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("batched SVD rebuilds every matrix with orthonormal factors",
+                           "[tlr][svd]") {
   using exec_space = TestType;
   const exec_space exec;
   const std::uint64_t seed = fresh_seed();
@@ -155,8 +156,8 @@ TEMPLATE_LIST_TEST_CASE("batched SVD rebuilds every matrix with orthonormal fact
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("batched SVD handles empty batches and rejects bad input", "[tlr][svd]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("batched SVD handles empty batches and rejects bad input",
+                           "[tlr][svd]") {
   using exec_space = TestType;
   const exec_space exec;
   {

@@ -4,6 +4,7 @@
 // tiles and empty matrices; bad options and inputs get errors naming them.
 
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 #include "tlr_reference.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -22,8 +23,7 @@ using nearsparse::test::fresh_seed;
 using nearsparse::test::relative_error;
 using nearsparse::test::to_host;
 
-TEMPLATE_LIST_TEST_CASE("compression error follows the accuracy, for both methods", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("compression error follows the accuracy, for both methods", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -51,8 +51,8 @@ TEMPLATE_LIST_TEST_CASE("compression error follows the accuracy, for both method
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("the covariance and Hilbert matrices compress to their accuracy", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("the covariance and Hilbert matrices compress to their accuracy",
+                           "[tlr]") {
   TestType exec;
   for (const int kind : {0, 1}) {
     const auto a = kind == 0 ? nt::hilbert(exec, 150, 150)
@@ -76,8 +76,7 @@ TEMPLATE_LIST_TEST_CASE("the covariance and Hilbert matrices compress to their a
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("fixed ranks give the SVD truncation error", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("fixed ranks give the SVD truncation error", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -118,8 +117,7 @@ TEMPLATE_LIST_TEST_CASE("fixed ranks give the SVD truncation error", "[tlr]",
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("rank 0, dense diagonals, edge tiles and empty matrices", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("rank 0, dense diagonals, edge tiles and empty matrices", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -162,8 +160,7 @@ TEMPLATE_LIST_TEST_CASE("rank 0, dense diagonals, edge tiles and empty matrices"
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("bad compression arguments are rejected with their names", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("bad compression arguments are rejected with their names", "[tlr]") {
   TestType exec;
   auto a = nt::hilbert(exec, 20, 20);
   nt::compression_options o;

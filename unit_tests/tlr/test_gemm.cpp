@@ -7,6 +7,7 @@
 //   - the batched kernels on random batches; empty operands; bad arguments.
 
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 #include "tlr_reference.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -56,8 +57,8 @@ std::vector<nearsparse::implementation> kernels_of() {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the operands", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the operands",
+                           "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -85,8 +86,7 @@ TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a dense C equals the dense product of the
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a TLR C follows the recompression accuracy", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("TLR-GEMM into a TLR C follows the recompression accuracy", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -132,8 +132,7 @@ TEMPLATE_LIST_TEST_CASE("TLR-GEMM into a TLR C follows the recompression accurac
   CHECK(nt::gemm(exec, 1.0, a, b, 0.0, c1, tight).tiles_at_cap > 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("batched GEMM-LLD and GEMM-LLL on random batches", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("batched GEMM-LLD and GEMM-LLL on random batches", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -183,8 +182,7 @@ TEMPLATE_LIST_TEST_CASE("batched GEMM-LLD and GEMM-LLL on random batches", "[tlr
   NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(nt::to_dense(exec, c)), expected, 1e-12);
 }
 
-TEMPLATE_LIST_TEST_CASE("empty TLR products and an empty inner dimension", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("empty TLR products and an empty inner dimension", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   tlr_of<TestType> a(exec, 30, 0, 8, 4), b(exec, 0, 20, 8, 4);
@@ -206,8 +204,7 @@ TEMPLATE_LIST_TEST_CASE("empty TLR products and an empty inner dimension", "[tlr
       to_host(c2), reference_gemm(1.0, ref::matrix(30, 17), ref::matrix(17, 20), -1.0, hc0), 1e-15);
 }
 
-TEMPLATE_LIST_TEST_CASE("bad TLR product arguments are rejected with their names", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("bad TLR product arguments are rejected with their names", "[tlr]") {
   TestType exec;
   using view = Kokkos::View<double**, Kokkos::LayoutLeft, typename TestType::memory_space>;
   tlr_of<TestType> a(exec, 30, 20, 8, 4), b(exec, 20, 25, 8, 4), b_other(exec, 20, 25, 10, 4),

@@ -5,6 +5,7 @@
 // path, specialized is refused with the reason.
 
 #include "support/seeds.hpp"
+#include "support/space_test_case.hpp"
 #include "tlr_reference.hpp"
 
 #include <nearsparse/core/errors.hpp>
@@ -45,8 +46,7 @@ double norm(const ref::matrix& a) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("host compression keeps the accuracy of the portable kernels", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host compression keeps the accuracy of the portable kernels", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -112,8 +112,7 @@ TEMPLATE_LIST_TEST_CASE("host compression keeps the accuracy of the portable ker
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("host compression of covariance tiles with a dense diagonal", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host compression of covariance tiles with a dense diagonal", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -136,8 +135,7 @@ TEMPLATE_LIST_TEST_CASE("host compression of covariance tiles with a dense diago
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("host compression of empty matrices", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host compression of empty matrices", "[tlr]") {
   TestType exec;
   for (const auto kernel : host_kernels<TestType>()) {
     for (const auto& [rows, cols] : {std::pair<int, int>{0, 0}, {0, 7}, {5, 0}}) {
@@ -155,8 +153,7 @@ TEMPLATE_LIST_TEST_CASE("host compression of empty matrices", "[tlr]",
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression accuracy", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression accuracy", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -239,8 +236,7 @@ TEMPLATE_LIST_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression accu
     }
 }
 
-TEMPLATE_LIST_TEST_CASE("host batched GEMM-LLL agrees with the portable kernels", "[tlr]",
-                        nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host batched GEMM-LLL agrees with the portable kernels", "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -271,8 +267,8 @@ TEMPLATE_LIST_TEST_CASE("host batched GEMM-LLL agrees with the portable kernels"
     NEARSPARSE_CHECK_RELATIVE_ERROR(results[1], results[0], 1e-10);
 }
 
-TEMPLATE_LIST_TEST_CASE("host specializations are refused with a reason where not available",
-                        "[tlr]", nearsparse::enabled_execution_spaces) {
+NEARSPARSE_SPACE_TEST_CASE("host specializations are refused with a reason where not available",
+                           "[tlr]") {
   TestType exec;
   const std::string name = TestType::name();
   if (ref::host_specialized<TestType>() || (name != "OpenMP" && name != "Serial")) {

@@ -34,6 +34,13 @@ struct device_info {
 /// nearsparse::runtime_error when the CUDA runtime reports an error other than "no device".
 std::vector<device_info> cuda_devices();
 
+/// Why this build cannot start on this machine, or "" when it can: in a build with the CUDA
+/// backend where no CUDA device is visible (none installed, no driver, or CUDA_VISIBLE_DEVICES
+/// hiding them all), a message naming CUDA_VISIBLE_DEVICES and its value. Kokkos 3 stops the
+/// process without a device when it initializes, so programs ask this first, print the message
+/// and exit non-zero. Needs no initialized Kokkos.
+std::string missing_device_reason();
+
 /// Prints version, compiler, Kokkos version and backends, host concurrency and the visible
 /// devices. `detailed` adds Kokkos' own configuration report. Kokkos must be initialized.
 void print_configuration(std::ostream& out, bool detailed = false);

@@ -125,23 +125,32 @@ spectral_interval gershgorin_bounds_of_rows(const host_crs<Scalar>& rows, std::i
   return out;
 }
 
-/// options.steps Lanczos steps (without reorthogonalization, which the extreme Ritz values do not
-/// need) from a random-phase start vector; the extreme Ritz values theta widened by
-/// |beta_k s_k| (the residual norm of each Ritz pair), intersected with the Gershgorin interval.
+/// The extreme Ritz values of a Lanczos run and their residual norms |beta_k s_k|: each interval
+/// [theta - residual, theta + residual] holds an eigenvalue of H, and every Ritz value lies
+/// inside the spectrum's hull: lambda_min <= lowest <= highest <= lambda_max.
+struct ritz_extremes {
+  double lowest = 0, highest = 0;
+  double lowest_residual = 0, highest_residual = 0;
+  int steps = 0;  ///< Lanczos steps taken (fewer than asked where an invariant subspace was found)
+};
+
+/// options.steps Lanczos steps on H (without reorthogonalization, which the extreme Ritz values do
+/// not need) from a random-phase start vector: the extreme Ritz values and their residual norms.
+/// An empty matrix gives zeros; a 1 x 1 matrix its entry.
 template <class ExecSpace, class Matrix>
-spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h,
-                                 const lanczos_options& options = {}) {
-  constexpr const char* fn = "nearsparse::kpm::lanczos_bounds";
+ritz_extremes lanczos_ritz_values(const ExecSpace& exec, const Matrix& h,
+                                  const lanczos_options& options = {}) {
+  constexpr const char* fn = "nearsparse::kpm::lanczos_ritz_values";
   const int steps = options.steps;
   const std::uint64_t seed = options.seed;
   require(steps >= 1 && steps <= 10000, fn, "options.steps",
           nearsparse::detail::concat("must be in [1, 10000], got ", steps));
-  const spectral_interval outer = gershgorin_bounds(exec, h);
+  detail::check_bounds_input(exec, h, fn);
   using traits = detail::matrix_traits<Matrix>;
   using scalar = typename traits::scalar;
   using mem = typename ExecSpace::memory_space;
   const int n = traits::rows(h);
-  if (n <= 1) return outer;
+  if (n == 0) return {};
   using vec = Kokkos::View<scalar*, Kokkos::LayoutRight, mem>;
   vec q(std::string("nearsparse::kpm::lanczos.q"), std::size_t(n));
   vec q_prev(std::string("nearsparse::kpm::lanczos.q_prev"), std::size_t(n));
@@ -173,8 +182,29 @@ spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h,
   const std::vector<double> off(beta.begin(), beta.end() - 1);
   detail::tridiagonal_eigen(alpha, off, theta, last);
   const double bk = beta.back();
-  const double lo = theta.front() - std::abs(bk * last.front());
-  const double hi = theta.back() + std::abs(bk * last.back());
+  ritz_extremes r;
+  r.lowest = theta.front();
+  r.highest = theta.back();
+  r.lowest_residual = std::abs(bk * last.front());
+  r.highest_residual = std::abs(bk * last.back());
+  r.steps = int(alpha.size());
+  return r;
+}
+
+/// The extreme Ritz values of lanczos_ritz_values widened by their residual norms, intersected
+/// with the Gershgorin interval.
+template <class ExecSpace, class Matrix>
+spectral_interval lanczos_bounds(const ExecSpace& exec, const Matrix& h,
+                                 const lanczos_options& options = {}) {
+  constexpr const char* fn = "nearsparse::kpm::lanczos_bounds";
+  require(options.steps >= 1 && options.steps <= 10000, fn, "options.steps",
+          nearsparse::detail::concat("must be in [1, 10000], got ", options.steps));
+  const spectral_interval outer = gershgorin_bounds(exec, h);
+  using traits = detail::matrix_traits<Matrix>;
+  if (traits::rows(h) <= 1) return outer;
+  const ritz_extremes r = lanczos_ritz_values(exec, h, options);
+  const double lo = r.lowest - r.lowest_residual;
+  const double hi = r.highest + r.highest_residual;
   return {std::max(lo, outer.lower), std::min(hi, outer.upper)};
 }
 

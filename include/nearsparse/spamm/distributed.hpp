@@ -292,7 +292,8 @@ class distributed_plan {
         MPI_Allreduce(MPI_IN_PLACE, &kept_, 1, MPI_INT64_T, MPI_SUM, world_), fn, "MPI_Allreduce");
   }
 
-  /// The tau whose valid ratio over the whole product is closest to `target`, as a single
+  /// The tau whose valid ratio over the whole product came closest to `target` among those the
+  /// search evaluated (plan::search_tau says when it stops), as a single
   /// process would find it; sets it. Collective.
   search_report search_tau(const ExecSpace& exec, double target,
                            const search_options& search = search_options{}) {

@@ -204,8 +204,12 @@ class plan {
     set_tau(exec, tau, "nearsparse::spamm::plan::set_tau");
   }
 
-  /// Finds the tau whose valid ratio is closest to `target` (0 < target <= 1), sets it, and
-  /// returns what was found.
+  /// Searches a tau for the valid ratio `target` (0 < target <= 1), sets it, and returns what was
+  /// found: the tau whose valid ratio came closest to the target among the taus the search
+  /// evaluated (widening up from the mean norm product, then bisecting). The search stops at the
+  /// first evaluation within search.tolerance of the target, or after search.max_iterations
+  /// bisections, so with a tolerance > 0 an unevaluated tau may come closer still; tolerance 0
+  /// bisects until the interval cannot shrink or the iterations run out.
   search_report search_tau(const ExecSpace& exec, double target,
                            const search_options& search = search_options{}) {
     return search_tau(exec, target, search, "nearsparse::spamm::plan::search_tau");

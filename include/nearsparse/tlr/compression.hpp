@@ -83,6 +83,7 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
                                options.dense_diagonal);
   report = compression_report{};
   report.norm = frobenius_norm(exec, A);
+  if (options.trunc.fixed_rank < 0) report.requested_accuracy = options.trunc.accuracy;
   if (out.tile_count() == 0) return out;
   detail::copy_dense_tiles(exec, A, out);
 
@@ -211,6 +212,9 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
   report.mean_rank = low_rank.empty() ? 0.0 : rank_sum / low_rank.size();
   report.error = std::sqrt(error2);
   report.relative_error = report.norm > 0 ? report.error / report.norm : 0.0;
+  // Relative slack for the rounding of the error sums (the budget is met exactly at best).
+  if (options.trunc.fixed_rank < 0)
+    report.accuracy_met = report.relative_error <= options.trunc.accuracy * (1 + 1e-9);
   report.compressed_bytes = out.compressed_bytes(exec);
   report.dense_bytes = out.dense_bytes();
   return out;

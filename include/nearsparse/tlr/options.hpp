@@ -62,6 +62,12 @@ struct compression_report {
   double error = 0, relative_error = 0;
   double norm = 0;
   std::size_t compressed_bytes = 0, dense_bytes = 0;
+  /// The accuracy asked for (options.trunc.accuracy), or -1 for a fixed rank (no accuracy asked).
+  double requested_accuracy = -1;
+  /// Whether relative_error is within requested_accuracy (always true for a fixed rank). False
+  /// when the rank cap kept tiles from their share of the error budget (tiles_at_cap > 0) by
+  /// more than the other tiles made up for: the compression is then less accurate than asked.
+  bool accuracy_met = true;
 };
 
 struct gemm_options {

@@ -6,6 +6,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace nearsparse {
 
 std::vector<device_info> cuda_devices() {
@@ -31,6 +34,25 @@ std::vector<device_info> cuda_devices() {
     devices.push_back(d);
   }
   return devices;
+}
+
+std::string missing_device_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaSuccess && count > 0) return "";
+  cudaGetLastError();  // clear the error: the message is the report
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string text =
+      "nearsparse: this build runs on the CUDA backend, but no CUDA device is visible "
+      "(CUDA_VISIBLE_DEVICES=";
+  text += visible ? "'" + std::string(visible) + "'" : std::string("unset");
+  text += "; cudaGetDeviceCount: ";
+  text +=
+      status == cudaSuccess ? std::string("0 devices") : std::string(cudaGetErrorString(status));
+  text +=
+      "). Run it where a GPU is visible, or use a build with a host backend "
+      "(scripts/build.sh --backend openmp).";
+  return text;
 }
 
 }  // namespace nearsparse

@@ -38,14 +38,6 @@ void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int*
 
 namespace nearsparse::detail::host_blas {
 
-namespace {
-[[noreturn]] void no_openblas(const char* routine) {
-  throw nearsparse::unsupported(std::string("nearsparse::detail::host_blas::") + routine +
-                                ": this build has no OpenBLAS (NEARSPARSE_ENABLE_OPENBLAS)");
-}
-
-}  // namespace
-
 #if NEARSPARSE_HAVE_OPENBLAS
 
 namespace {
@@ -171,6 +163,13 @@ int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int
 }
 
 #else
+
+namespace {
+[[noreturn]] void no_openblas(const char* routine) {
+  throw nearsparse::unsupported(std::string("nearsparse::detail::host_blas::") + routine +
+                                ": this build has no OpenBLAS (NEARSPARSE_ENABLE_OPENBLAS)");
+}
+}  // namespace
 
 bool available() {
   return false;

@@ -11,10 +11,13 @@
 // packed operands is a large part of a whole call on the host; smaller host allocations are not
 // kept.
 
+#include <nearsparse/core/errors.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <mutex>
@@ -23,6 +26,37 @@
 #include <vector>
 
 namespace nearsparse::detail {
+
+/// Throws nearsparse::runtime_error for an allocation that failed: "nearsparse: cannot allocate
+/// '<label>' (<bytes> bytes in <space>): <what Kokkos said>".
+[[noreturn]] inline void throw_allocation_failure(const std::string& label, std::size_t bytes,
+                                                  const char* space, const char* reason) {
+  throw nearsparse::runtime_error(concat("nearsparse: cannot allocate '", label, "' (", bytes,
+                                         " bytes in ", space, "): ", reason));
+}
+
+/// Bytes of a View of type View with these extents.
+template <class View, class... Extents>
+std::size_t view_bytes(Extents... extents) {
+  const std::size_t dims[] = {sizeof(typename View::value_type), std::size_t(extents)...};
+  std::size_t bytes = 1;
+  for (const std::size_t e : dims) bytes *= e;
+  return bytes;
+}
+
+/// A new View with these extents and unset contents. An allocation that does not fit (Kokkos
+/// throws std::bad_alloc or std::runtime_error, depending on its version) becomes a
+/// nearsparse::runtime_error naming the label, the bytes and the memory space; nothing is left
+/// allocated, and later allocations work as before.
+template <class View, class... Extents>
+View allocate_view(const std::string& label, Extents... extents) {
+  try {
+    return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+  } catch (const std::exception& e) {
+    throw_allocation_failure(label, view_bytes<View>(extents...), View::memory_space::name(),
+                             e.what());
+  }
+}
 
 /// Bytes all caches together may keep; no single View over half of it is kept. Set by
 /// nearsparse::set_device_cache_limit (src/core/device_memory.cpp has the default).
@@ -118,7 +152,23 @@ class view_cache {
         if (total + b > limit && evict(total + b - limit)) keep = registry.reserve(b, limit);
       }
     }
-    View v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+    View v;
+    try {
+      v = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+    } catch (const std::exception& e) {
+      // Out of memory: free what this cache keeps unreferenced and try once more, then report
+      // the allocation by name.
+      if (keep) registry.give_back(b);
+      keep = false;
+      const std::string reason = e.what();
+      if (!evict(bytes_))
+        throw_allocation_failure(label, b, View::memory_space::name(), reason.c_str());
+      try {
+        v = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+      } catch (const std::exception& again) {
+        throw_allocation_failure(label, b, View::memory_space::name(), again.what());
+      }
+    }
     if (keep) {
       kept_.push_back(v);
       bytes_ += b;
@@ -182,10 +232,8 @@ template <class View, class... Extents>
 View cached_view_taken(bool& wait, const std::string& label, Extents... extents) {
   using mem = typename View::memory_space;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, mem>::accessible) {
-    std::size_t bytes = sizeof(typename View::value_type);
-    for (const std::size_t e : {std::size_t(extents)...}) bytes *= e;
-    if (bytes < (std::size_t(1) << 20))
-      return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
+    if (view_bytes<View>(extents...) < (std::size_t(1) << 20))
+      return allocate_view<View>(label, extents...);
   }
   return view_cache<View>::instance().take(wait, label, extents...);
 }

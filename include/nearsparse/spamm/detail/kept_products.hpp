@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace nearsparse::spamm::detail {
@@ -26,6 +27,48 @@ struct fixed_tau {
   KOKKOS_INLINE_FUNCTION double operator()() const { return value; }
 };
 
+/// Adds the count of kept products of every row of V to `sum()` (a rank-0 View in the space's
+/// memory, zero on entry), storing V when `store`. One team per row: its threads count the
+/// columns, the team sums them, one thread adds the row's sum atomically.
+///
+/// Why not a parallel_reduce over the MT x NT entries: on Kokkos::Cuda, Kokkos 3.4 reduces values
+/// of at most 16 bytes (this int64 count) with CudaReductionsFunctor<..., UseShfl = false>, whose
+/// intra-warp step reads a neighbour lane's shared-memory slot while that lane writes its own,
+/// with only a __syncwarp after each step (Kokkos_Cuda_ReduceScan.hpp,
+/// scalar_intra_warp_reduction). compute-sanitizer racecheck reported those reads and writes as
+/// 36,380 shared-memory hazards in this kernel. They are not from this code, and they give correct
+/// sums on current GPUs (the lanes of a warp run each step together), but they are races by the
+/// CUDA memory model, and they hide real ones in racecheck's report. A team reduction
+/// (TeamThreadRange: shuffles, and shared memory only across barriers) and one atomic per row of
+/// V have none.
+template <class ExecSpace, class Mem, class Tau, class Sum>
+void add_kept_rows(const ExecSpace& exec, const norm_map<Mem>& a_norms,
+                   const norm_map<Mem>& b_norms, Tau tau_of, const work_matrix<Mem>& v,
+                   const Sum& sum) {
+  const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
+  const int nt = static_cast<int>(b_norms.extent(1));
+  const bool store = v.extent(0) == static_cast<std::size_t>(mt);
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::count_kept", policy(exec, mt, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member& team) {
+        const int i = team.league_rank();
+        const double tau = tau_of();
+        std::int64_t row = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, nt),
+            [&](const int j, std::int64_t& s) {
+              int kept = 0;
+              for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
+              if (store) v(i, j) = kept;
+              s += kept;
+            },
+            row);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&sum(), row); });
+      });
+}
+
 /// V(i, j) = number of k with ||A[i,k]|| ||B[k,j]|| >= tau (stored when v is MT x NT), and their
 /// sum into `total`: a host integer (the call waits for it) or a rank-0 View in the space's
 /// memory (the call returns at once, as for any kernel). `tau` is a double or a tau source.
@@ -36,25 +79,24 @@ void count_kept_into(const ExecSpace& exec, const norm_map<Mem>& a_norms,
   if constexpr (std::is_arithmetic_v<Tau>) {
     count_kept_into(exec, a_norms, b_norms, fixed_tau{double(tau_of)}, v, total);
   } else {
-    const int mt = static_cast<int>(a_norms.extent(0)), kt = static_cast<int>(a_norms.extent(1));
+    const int mt = static_cast<int>(a_norms.extent(0));
     const int nt = static_cast<int>(b_norms.extent(1));
-    const bool store = v.extent(0) == static_cast<std::size_t>(mt);
     if (mt == 0 || nt == 0) {
       nearsparse::detail::set_zero(exec, total);
       return;
     }
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::count_kept",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<std::int64_t>(mt) * nt),
-        KOKKOS_LAMBDA(const std::int64_t idx, std::int64_t& sum) {
-          const int i = static_cast<int>(idx / nt), j = static_cast<int>(idx % nt);
-          const double tau = tau_of();
-          int kept = 0;
-          for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
-          if (store) v(i, j) = kept;
-          sum += kept;
-        },
-        total);
+    if constexpr (Kokkos::is_view<std::decay_t<Total>>::value) {
+      nearsparse::detail::set_zero(exec, total);
+      add_kept_rows(exec, a_norms, b_norms, tau_of, v, total);
+    } else {
+      // A word of the space's memory for the atomics (zeroed on exec), read back once.
+      const Kokkos::View<std::int64_t, Mem> sum(
+          Kokkos::view_alloc(exec, std::string("nearsparse::spamm::count_kept::total")));
+      add_kept_rows(exec, a_norms, b_norms, tau_of, v, sum);
+      exec.fence();
+      const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sum);
+      total = host();
+    }
   }
 }
 

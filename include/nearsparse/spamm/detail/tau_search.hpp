@@ -12,7 +12,9 @@
 namespace nearsparse::spamm::detail {
 
 /// Searches [0, k * average], k = 1, 2, ... widened until the upper end's valid ratio is at or
-/// below the target, then bisects; the result is the tau whose ratio came closest to the target.
+/// below the target, then bisects; the result is the tau whose ratio came closest to the target
+/// among those evaluated (kept through the whole search, not the last one). It stops at the first
+/// ratio within `tolerance`, after max_iterations bisections, or when the interval cannot shrink.
 /// Use: while (!s.done()) s.observe(ratio at s.tau()); then s.best().
 class tau_bisection {
  public:
