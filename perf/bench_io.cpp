@@ -2,8 +2,9 @@
 // the benchmark writes itself (about 150 MB: a random sparse 2^20 x 2^20 matrix with ~4 million
 // entries, values with 17 significant digits) in $TMPDIR (or /tmp), removed at exit. The read is
 // the whole of read_host_crs (parse, checks, assembly of sorted compressed rows) from the page
-// cache; the write formats and writes the same matrix. The thread count follows OMP_NUM_THREADS
-// (read_options::threads = 0).
+// cache; the write formats and writes the same matrix. The argument is the thread count
+// (read_options::threads, write_options::threads): 1 and 2, and 0 for the default, which
+// follows OMP_NUM_THREADS.
 //
 //   io.read_coordinate   nearsparse::io::read_host_crs<double>
 //   io.write_coordinate  nearsparse::io::write_host_crs<double>
@@ -83,6 +84,11 @@ io_fixture& fixture() {
   return f;
 }
 
+/// The benchmark's thread count: its argument, or the default where that is 0.
+int threads_of(const benchmark::State& state) {
+  return int(state.range(0));
+}
+
 template <class F>
 void timed(benchmark::State& state, F&& f, double bytes) {
   std::vector<double> seconds;
@@ -97,34 +103,48 @@ void timed(benchmark::State& state, F&& f, double bytes) {
   const double t = nearsparse::perf::median(seconds);
   state.counters["MB/s"] = bytes / t * 1e-6;
   state.counters["MB"] = bytes * 1e-6;
-  state.counters["threads"] = Kokkos::DefaultHostExecutionSpace().concurrency();
+  state.counters["threads"] =
+      threads_of(state) > 0 ? threads_of(state) : Kokkos::DefaultHostExecutionSpace().concurrency();
 }
 
 void bench_read(benchmark::State& state) {
   auto& f = fixture();
   if (f.bytes == 0) return state.SkipWithError("cannot write the benchmark's file");
   std::size_t entries = 0;
+  nio::read_options o;
+  o.threads = threads_of(state);
   timed(
-      state, [&] { entries = nio::read_host_crs<double>(f.path).values.size(); }, double(f.bytes));
+      state, [&] { entries = nio::read_host_crs<double>(f.path, o).values.size(); },
+      double(f.bytes));
   if (entries != f.matrix.values.size()) state.SkipWithError("wrong entry count");
 }
 
 void bench_write(benchmark::State& state) {
   auto& f = fixture();
   if (f.bytes == 0) return state.SkipWithError("cannot write the benchmark's file");
+  nio::write_options o;
+  o.threads = threads_of(state);
   timed(
-      state, [&] { nio::write_host_crs(f.path + ".out", f.matrix); }, double(f.bytes));
+      state, [&] { nio::write_host_crs(f.path + ".out", f.matrix, o); }, double(f.bytes));
 }
 
 const bool registered = [] {
   benchmark::RegisterBenchmark("io.read_coordinate", bench_read)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
-      ->Iterations(pick<long>(5, 1));
+      ->Iterations(pick<long>(5, 1))
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->Arg(0);
   benchmark::RegisterBenchmark("io.write_coordinate", bench_write)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond)
-      ->Iterations(pick<long>(5, 1));
+      ->Iterations(pick<long>(5, 1))
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->Arg(0);
   return true;
 }();
 

@@ -21,6 +21,12 @@
 //   spamm_search/cuda/v<v>/N   the tau search in one launch against a launch per count.
 //   spamm_small/cuda/<precision>/v<v>/N   N < 4096: a reused plan's product and whole calls
 //       against the floors of a call (an empty kernel; a pass over A and B), and cuBLAS.
+//   spamm_error/<space>/exponential/<precision>/e<E>/N   the whole nearsparse::spamm::multiply
+//       call with options::target_error = E (plan, search for the largest tau whose error bound
+//       meets E, product) against the same call with that tau given (whole_tau: what the search
+//       costs) and the dense product (OpenBLAS on the host, Kokkos Kernels gemm elsewhere).
+//       Counters: valid_ratio, error_bound (relative to ||A||_F ||B||_F), measured (the error
+//       in that measure), rel_error (relative to ||A B||_F), evaluations of the bound.
 // Matrices: algebraic decay a_ij = 0.1 / (|i - j|^0.1 + 1) (the paper's), exponential decay
 // a_ij = 0.99^|i - j|.
 #include "baselines/cublas_spamm.hpp"
@@ -36,7 +42,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -243,6 +251,67 @@ void bench_host(benchmark::State& state, case_spec spec) {
   spamm_counters(state, exec, *plan, c, ex.c);
   state.SetLabel(std::string(Exec::name()) + " vs " + baseline +
                  (openblas ? std::string(" (") + host_blas::name() + ")" : std::string()));
+}
+
+// The whole spamm::multiply call with an error target (see the file comment, spamm_error).
+template <class Exec, class In, class Out>
+void bench_error(benchmark::State& state, decay d, spamm_precision precision, double target) {
+  using nearsparse::perf::contender;
+  const Exec exec;
+  const long n = state.range(0);
+  auto& ex = exact_product(exec, d, n);
+  matrix<Exec, In> a("A", n, n);
+  fill(exec, d, a);
+  matrix<Exec, Out> c("C", n, n), dense("C_dense", n, n);
+  spamm::options opt;
+  opt.precision = precision;
+  opt.tile = 64;
+  opt.target_error = target;
+  auto plan = std::make_shared<spamm::plan<Exec>>(exec, a, a, opt);
+  const spamm::search_report found = plan->search_error(exec, target);
+  spamm::options fixed = opt;
+  fixed.target_error = 0;
+  fixed.tau = plan->tau();
+  namespace host_blas = nearsparse::detail::host_blas;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+  const bool openblas = host && host_blas::available();
+  std::string baseline = "kokkos_kernels_gemm";
+  if (openblas) {
+    host_blas::set_threads(exec.concurrency());
+    baseline = std::string("openblas_") + (sizeof(Out) == 4 ? "sgemm" : "dgemm");
+  }
+  std::vector<contender> others;
+  others.push_back({"whole_tau",
+                    [=] {
+                      spamm::plan<Exec> p(exec, a, a, fixed);
+                      p.multiply(exec, 1, 0, c);
+                    },
+                    0, 1, false});
+  others.push_back({baseline,
+                    [=] {
+                      if constexpr (host) {
+                        if (openblas) return host_blas::gemm(Out(1), a, a, Out(0), dense);
+                      }
+                      KokkosBlas::gemm("N", "N", Out(1), a, a, Out(0), dense);
+                      exec.fence();
+                    },
+                    0, 1});
+  const double flops = 2.0 * n * n * double(n);
+  nearsparse::perf::compare_many(
+      state, exec, [&] { spamm::multiply(exec, 1, a, a, 0, c, opt); }, others,
+      workload{flops * plan->valid_ratio(), 3.0 * n * n * sizeof(In)}, 1,
+      nearsparse::perf::call_timing::warm);
+  const auto e = spamm::measure_error(exec, ex.c, c);
+  const auto bound = plan->error_bound(exec);
+  state.counters["valid_ratio"] = plan->valid_ratio();
+  state.counters["tau"] = plan->tau();
+  state.counters["error_bound"] = bound.relative();
+  state.counters["measured"] = e.relative_to(bound.norm_product);
+  state.counters["rel_error"] = e.relative();
+  state.counters["evaluations"] = found.iterations;
+  state.counters["speedup"] = state.counters["speedup_" + baseline];
+  state.SetLabel(std::string(Exec::name()) + " vs " + baseline);
 }
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -650,9 +719,42 @@ void register_cuda() {
 }
 #endif
 
+template <class Exec>
+void register_error() {
+  const std::string space = Exec::name();
+  if (space == "Serial") return;
+  constexpr bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  const auto sizes = host ? pick<std::vector<long>>({2048, 4096}, {200})
+                          : pick<std::vector<long>>({4096, 8192}, {300});
+  for (double target : {1e-3, 1e-5}) {
+    for (auto p : {spamm_precision::fp64, spamm_precision::fp32}) {
+      char e[16];
+      std::snprintf(e, sizeof e, "%.0e", target);
+      std::string name = "spamm_error/" + space + "/exponential/" + spamm::to_string(p) + "/e" + e;
+      for (auto& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      if (p == spamm_precision::fp64) {
+        add(
+            name,
+            [p, target](benchmark::State& st) {
+              bench_error<Exec, double, double>(st, decay::exponential, p, target);
+            },
+            sizes, 3);
+      } else {
+        add(
+            name,
+            [p, target](benchmark::State& st) {
+              bench_error<Exec, float, float>(st, decay::exponential, p, target);
+            },
+            sizes, 3);
+      }
+    }
+  }
+}
+
 template <class... Spaces>
 void register_all(std::tuple<Spaces...>*) {
   (register_host<Spaces>(), ...);
+  (register_error<Spaces>(), ...);
 #ifdef KOKKOS_ENABLE_CUDA
   register_cuda();
 #endif

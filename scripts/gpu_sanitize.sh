@@ -3,9 +3,12 @@
 # calls it after its build; it runs on its own on any CUDA build directory):
 #   memcheck               every unit test program, all its test cases
 #   racecheck, synccheck   every unit test program, only its CUDA instances (Catch2 '[Cuda]')
-# Prints a table (tool, program, errors, seconds, exit status), writes it as CSV to
+# Prints a table (tool, program, errors, warnings, seconds, exit status), writes it as CSV to
 # <out>/sanitize.csv and each run's output to <out>/sanitize-<tool>-<program>.log. Exits 1 when
-# any run reports an error or fails.
+# any run reports an error or fails. Racecheck's warnings (hazards it cannot confirm) are counted
+# apart: with Kokkos 3.4 they come from its RangePolicy reductions on CUDA, which exchange values
+# between the lanes of a warp through shared memory with a __syncwarp after each step (see
+# perf/RESULTS.md, "Reliability"); our own kernels have none.
 #
 #   scripts/gpu_sanitize.sh --build DIR [--out DIR] [--tools "memcheck racecheck synccheck"]
 #                           [--programs REGEX]
@@ -47,7 +50,7 @@ mapfile -t tests < <(find "$build/unit_tests" -maxdepth 2 -type f -perm -u+x \
 
 export OMP_PROC_BIND=false
 csv=$out/sanitize.csv
-echo "tool,program,errors,seconds,exit_status" >"$csv"
+echo "tool,program,errors,warnings,seconds,exit_status" >"$csv"
 status=0
 for tool in $tools; do
   for test in "${tests[@]}"; do
@@ -64,14 +67,18 @@ for tool in $tools; do
     "$sanitizer" --tool "$tool" "${extra[@]}" --print-limit 100 "$test" "${filter[@]}" \
       >"$log" 2>&1 || rc=$?
     seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-    # "ERROR SUMMARY: N errors"; racecheck also counts its hazards in "RACECHECK SUMMARY: N
-    # hazards displayed (E errors, W warnings)": errors and warnings both count here.
+    # memcheck and synccheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N
+    # hazards displayed (E errors, W warnings)".
     errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+$' || true)
-    hazards=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+$' || true)
+    warnings=0
+    race=$(grep -Eo 'RACECHECK SUMMARY: .*' "$log" | tail -n 1 || true)
+    if [[ -n $race ]]; then
+      errors=$(grep -Eo '[0-9]+ errors?' <<<"$race" | grep -Eo '^[0-9]+' || echo 0)
+      warnings=$(grep -Eo '[0-9]+ warnings?' <<<"$race" | grep -Eo '^[0-9]+' || echo 0)
+    fi
     errors=${errors:-0}
-    if [[ -n $hazards && $hazards -gt $errors ]]; then errors=$hazards; fi
     grep -q 'SUMMARY' "$log" || errors=unknown
-    echo "$tool,$program,$errors,$seconds,$rc" >>"$csv"
+    echo "$tool,$program,$errors,$warnings,$seconds,$rc" >>"$csv"
     if [[ $errors != 0 || $rc -ne 0 ]]; then status=1; fi
   done
 done

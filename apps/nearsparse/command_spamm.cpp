@@ -3,6 +3,8 @@
 // the same precision as the baseline: OpenBLAS on a host backend (Kokkos Kernels gemm where the
 // build has no OpenBLAS), Kokkos Kernels gemm on the device. --sweep walks the valid ratio from
 // 100 % down to 1 %, reusing one plan, and writes error and speedup against tau as CSV and SVG.
+// --error E searches tau for an error target instead (relative to ||A||_F ||B||_F) and checks
+// the measured error against the plan's error bound.
 #include <nearsparse/core/detail/host_blas.hpp>
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
@@ -39,6 +41,7 @@ struct spamm_settings {
   int tile;
   double tau;
   double valid_ratio;
+  double error;  ///< --error: the error target (relative to ||A||_F ||B||_F); < 0 when not given
   std::string matrix;
   int stride;
   nearsparse::implementation kernel;
@@ -65,12 +68,42 @@ spamm::options options_of(const spamm_settings& s) {
   opt.load_balance_stride = s.stride;
   opt.implementation = s.kernel;
   opt.wgmma = s.wgmma;
-  if (s.tau >= 0) {
+  if (s.error >= 0) {
+    opt.target_error = s.error;
+  } else if (s.tau >= 0) {
     opt.tau = s.tau;
   } else {
     opt.target_valid_ratio = s.valid_ratio;
   }
   return opt;
+}
+
+/// With --error: prints the plan's error bound and the measured error (both relative to
+/// ||A||_F ||B||_F), and checks that the measured error is within the bound plus rounding (the
+/// bound covers the dropped products only): the rounding floor of the inputs' format and
+/// gamma_K = K u of a K-term accumulation (u of double for fp64, of float otherwise); and that
+/// the bound meets the target. Returns whether both hold (true without --error).
+template <class Exec, class Plan>
+bool check_error_target(const Exec& exec, const spamm_settings& s, const Plan& plan,
+                        const spamm::error_report& err) {
+  if (s.error < 0) return true;
+  const auto bound = plan.error_bound(exec);
+  const double measured = err.relative_to(bound.norm_product);
+  const double floor =
+      spamm::rounding_floor(s.precision) +
+      double(plan.inner()) * (s.precision == spamm::precision::fp64 ? 0x1p-53 : 0x1p-24);
+  std::printf(
+      "  error target %.3g (relative to ||A||_F ||B||_F = %.4g): bound %.3g, measured "
+      "%.3g (%.3g relative to ||A B||_F)\n",
+      s.error, bound.norm_product, bound.relative(), measured, err.relative());
+  const bool within = measured <= bound.relative() + floor;
+  const bool meets = bound.relative() <= s.error;
+  std::printf(
+      "  check: measured %.3g <= bound %.3g + rounding %.2g (%s, K = %d): %s; bound <= "
+      "target %.3g: %s\n",
+      measured, bound.relative(), floor, spamm::to_string(s.precision), plan.inner(),
+      within ? "OK" : "FAILED", s.error, meets ? "OK" : "FAILED");
+  return within && meets;
 }
 
 struct sweep_row {
@@ -144,7 +177,10 @@ int run_on(const Exec& exec, const spamm_settings& s) {
 
   const spamm::options opt = options_of(s);
   std::cout << "  building the plan (packing, norm maps, "
-            << (s.tau >= 0 ? "tau given" : "tau search") << ") ..." << std::flush;
+            << (s.error >= 0 ? "tau search for the error target"
+                : s.tau >= 0 ? "tau given"
+                             : "tau search")
+            << ") ..." << std::flush;
   std::unique_ptr<spamm::plan<Exec>> plan;
   const double t_plan = seconds(exec, [&] { plan.reset(new spamm::plan<Exec>(exec, a, a, opt)); });
   std::printf(" %.3f ms\n", 1e3 * t_plan);
@@ -163,12 +199,13 @@ int run_on(const Exec& exec, const spamm_settings& s) {
               speed_ratio(t_dense, t_mult).c_str(), speed_ratio(t_dense, t_mult + t_plan).c_str());
   std::printf("  ||E||_F = %.4g, ||C||_F = %.4g, ||E||_F / ||C||_F = %.3g\n", err.error_norm,
               err.reference_norm, err.relative());
+  const bool error_ok = check_error_target(exec, s, *plan, err);
 
   if (!s.output.empty()) {
     nearsparse::io::write_dense(exec, s.output, c, write_options_for(s.output));
     std::printf("  wrote C (%ld x %ld) to %s\n", n, n, s.output.c_str());
   }
-  if (!s.sweep) return dense_ok ? 0 : 1;
+  if (!s.sweep) return dense_ok && error_ok ? 0 : 1;
   std::vector<sweep_row> rows;
   std::cout << "  sweep over the valid ratio (the plan's norm maps are reused):\n"
             << "    target     tau          valid     multiply(ms)  speedup  rel_error\n";
@@ -207,7 +244,7 @@ int run_on(const Exec& exec, const spamm_settings& s) {
                   {chart_panel{"relative error", true, {err_series}},
                    chart_panel{"speedup over dense", false, {speed_series}}});
   std::cout << "  wrote " << svg << "\n";
-  return dense_ok ? 0 : 1;
+  return dense_ok && error_ok ? 0 : 1;
 }
 
 /// SpAMM on operands read from Matrix Market files (dense Views), against the fp64 dense product.
@@ -232,16 +269,18 @@ int run_files(const Exec& exec, const spamm_settings& s) {
   multiply();
   const double t_mult = median_seconds(exec, multiply);
   const auto err = spamm::measure_error(exec, exact, c);
-  std::printf("  tau %.6g, valid ratio %.2f %%; multiply %.3f ms (plan reused), plan %.3f ms, "
-              "dense fp64 (Kokkos Kernels gemm) %.3f ms\n",
-              plan->tau(), 100 * plan->valid_ratio(), 1e3 * t_mult, 1e3 * t_plan, 1e3 * t_exact);
+  std::printf(
+      "  tau %.6g, valid ratio %.2f %%; multiply %.3f ms (plan reused), plan %.3f ms, "
+      "dense fp64 (Kokkos Kernels gemm) %.3f ms\n",
+      plan->tau(), 100 * plan->valid_ratio(), 1e3 * t_mult, 1e3 * t_plan, 1e3 * t_exact);
   std::printf("  ||E||_F = %.4g, ||C||_F = %.4g, ||E||_F / ||C||_F = %.3g\n", err.error_norm,
               err.reference_norm, err.relative());
+  const bool error_ok = check_error_target(exec, s, *plan, err);
   if (!s.output.empty()) {
     nearsparse::io::write_dense(exec, s.output, c, write_options_for(s.output));
     std::printf("  wrote C (%ld x %ld) to %s\n", m, n, s.output.c_str());
   }
-  return 0;
+  return error_ok ? 0 : 1;
 }
 
 }  // namespace
@@ -252,7 +291,8 @@ int run_spamm(arguments& args) {
   s.precision = spamm::parse_precision(args.text("precision", "fp32"), "--precision");
   s.tile = static_cast<int>(args.integer("tile", 64, 32, 128));
   s.tau = args.number("tau", -1, 0, std::numeric_limits<double>::infinity());
-  s.valid_ratio = args.number("valid-ratio", 0.1, 1e-6, 1);
+  s.valid_ratio = args.number("valid-ratio", -1, 1e-6, 1);
+  s.error = args.number("error", -1, 0, std::numeric_limits<double>::infinity());
   s.matrix = args.text("matrix", "algebraic");
   s.stride = static_cast<int>(args.integer("stride", 1, 1, 64));
   s.kernel = parse_implementation(args.text("kernel", "automatic"), "nearsparse spamm", "--kernel");
@@ -270,8 +310,14 @@ int run_spamm(arguments& args) {
   require(s.b_file.empty() || !s.a_file.empty(), "nearsparse spamm", "--b",
           "needs --a (B defaults to A)");
   require(s.a_file.empty() || (!s.sweep && s.csv.empty() && s.plot.empty()), "nearsparse spamm",
-          "--a", "reads the operands from files; --sweep, --csv and --plot run on the generated "
+          "--a",
+          "reads the operands from files; --sweep, --csv and --plot run on the generated "
           "decay matrix only");
+  require(s.error != 0, "nearsparse spamm", "--error",
+          "is 0; give an error target > 0 (relative to ||A||_F ||B||_F)");
+  require(s.error < 0 || (s.tau < 0 && s.valid_ratio < 0), "nearsparse spamm", "--error",
+          "sets tau by an error target; give one of --error, --tau and --valid-ratio");
+  if (s.valid_ratio < 0) s.valid_ratio = 0.1;
   if (!s.csv.empty() || !s.plot.empty()) s.sweep = true;
   // Every option is checked before the dense reference runs (a tile of 48 is refused here).
   spamm::detail::validate_options("nearsparse spamm", options_of(s));

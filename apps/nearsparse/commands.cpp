@@ -8,6 +8,21 @@ const char* const common_options =
     "  --kokkos-...     Kokkos' own options, e.g. --kokkos-threads=4 (3.x) or\n"
     "                   --kokkos-num-threads=4 (4.x), --kokkos-device-id=1\n";
 
+const char* const function_options_text =
+    "  --n N            matrix size (default 1000); with --model 3d the nearest cube side^3\n"
+    "  --model M        1d (dimerized chain; overlap exp(-alpha|i-j|)) or 3d (cubic lattice with\n"
+    "                   staggered on-site energies; its 3-D overlap) (default 1d)\n"
+    "  --precision P    fp64, fp32, tf32, fp16 or bf16 (default fp32)\n"
+    "  --error E        relative Frobenius error target of the result (default 1e-4; at least\n"
+    "                   the precision's floor: fp64 1e-10, fp32 1e-5, tf32/fp16 2e-3, bf16 2e-2)\n"
+    "  --tile L         tile edge: 32, 64 or 128 (default 64)\n"
+    "  --max-iterations K  most steps (default 100)\n"
+    "  --kernel K       automatic (default), portable or specialized SpAMM kernels\n"
+    "  --csv FILE       error bound, residual and valid ratio per product as CSV\n"
+    "  --svg FILE       the same as an SVG chart\n"
+    "  --check-max N    check against the dense LAPACK eigendecomposition up to this N\n"
+    "                   (default 2000; a failed check or a missed target exits with 1)\n";
+
 const std::vector<command>& commands() {
   static const std::vector<command> list{
       {"info", "versions, Kokkos configuration, backends and devices",
@@ -18,6 +33,8 @@ const std::vector<command>& commands() {
        "  --tile L         tile edge: 32, 64 or 128 (default 64)\n"
        "  --valid-ratio V  keep this fraction of tile products; tau is searched (default 0.1)\n"
        "  --tau T          use this threshold instead of a valid ratio\n"
+       "  --error E        tau: the largest whose error bound is at most E ||A||_F ||B||_F;\n"
+       "                   prints the bound and the measured error, and checks them\n"
        "  --matrix M       algebraic (a_ij = 0.1/(|i-j|^0.1+1), default) or exponential\n"
        "                   (a_ij = 0.99^|i-j|)\n"
        "  --stride S       load-balance stride (default 1)\n"
@@ -103,6 +120,23 @@ const std::vector<command>& commands() {
        "  --b FILE             B from a file (default: B = A)\n"
        "  --output FILE        write the dense C of the GEMM-LLD product as Matrix Market\n",
        run_tlr, true},
+      {"sp2", "density matrix of a gapped tight-binding model by SP2 purification with SpAMM",
+       std::string(function_options_text) +
+           "  --delta D        staggered on-site energy +-D (default 0.5)\n"
+           "  --disorder W     on-site disorder uniform in [-W/2, W/2] (default 0)\n"
+           "  --seed S         disorder seed (default 1)\n",
+       run_sp2, false},
+      {"invsqrt", "S^(-1/2) of a decaying overlap matrix by Newton-Schulz with SpAMM",
+       std::string(function_options_text) +
+           "  --alpha A        overlap decay S_ij = exp(-A |i-j|) (default 0.5)\n",
+       run_invsqrt, false},
+      {"sign", "sign(H - mu I) of a gapped tight-binding model by Newton-Schulz with SpAMM",
+       std::string(function_options_text) +
+           "  --delta D        staggered on-site energy +-D (default 0.5)\n"
+           "  --disorder W     on-site disorder uniform in [-W/2, W/2] (default 0)\n"
+           "  --seed S         disorder seed (default 1)\n"
+           "  --mu M           shift (default 0, the middle of the gap)\n",
+       run_sign, false},
   };
   return list;
 }

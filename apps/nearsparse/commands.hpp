@@ -27,5 +27,8 @@ int run_spamm(arguments& args);
 int run_diag(arguments& args);
 int run_kpm(arguments& args);
 int run_tlr(arguments& args);
+int run_sp2(arguments& args);
+int run_invsqrt(arguments& args);
+int run_sign(arguments& args);
 
 }  // namespace nearsparse::app

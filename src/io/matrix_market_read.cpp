@@ -1,6 +1,8 @@
-// The Matrix Market reader: the header line by line, then the entries in blocks of text, each
-// block cut at line ends into one piece per thread, the pieces parsed in parallel into buffers of
-// their own and handed, in file order, to a sink (the host CRS collector or the dense scatter).
+// The Matrix Market reader: the header line by line, then the entries in blocks of text (the
+// next block read on a thread of its own while the current one is parsed), each block cut at
+// line ends into one piece per thread, the pieces parsed in parallel into buffers of their own
+// and handed, in file order, to a sink (the host CRS collector or the dense scatter). The host
+// CRS collector builds the rows with a counting sort split over threads by rows.
 // Every check that needs the line (syntax, ranges, the triangle, finiteness) runs in the parse;
 // counts are checked as the pieces are handed on, so the first error in file order is reported.
 
@@ -11,13 +13,21 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/io/detail/matrix_market_core.hpp>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,7 +126,9 @@ std::vector<std::string_view> split_tokens(std::string_view line) {
   return out;
 }
 
-/// Lines, then blocks of whole lines, out of an input stream.
+/// Lines, then blocks of whole lines, out of an input stream. While a block is parsed, a
+/// thread of its own reads the text after it into a second buffer, so that reading (and, for .gz
+/// files, inflating) overlaps the parse.
 class block_reader {
  public:
   block_reader(const std::string& path, std::size_t block, const char* function)
@@ -127,9 +139,25 @@ class block_reader {
       size = std::min<std::size_t>(size, std::max<std::uint64_t>(in_->size(), 64));
     grow(size + 1);
   }
+  block_reader(const block_reader&) = delete;
+  block_reader& operator=(const block_reader&) = delete;
+  ~block_reader() {
+    if (fetch_.joinable()) fetch_.join();
+  }
 
   input_stream& stream() { return *in_; }
-  bool at_end() const { return begin_ == end_ && eof_; }
+  /// Bytes of the file consumed up to the end of the last block returned.
+  std::uint64_t position() const { return position_; }
+  bool at_end() const { return !fetch_.joinable() && begin_ == end_ && eof_; }
+  /// Frees the buffers once the text is all parsed (before the rows are built, when memory
+  /// peaks).
+  void release() {
+    if (fetch_.joinable()) fetch_.join();
+    buffer_.reset();
+    spare_.reset();
+    size_ = spare_size_ = begin_ = end_ = spare_end_ = 0;
+    eof_ = true;
+  }
 
   /// The next line without its '\n'; false at the end. Valid until the next call.
   bool next_line(std::string_view& line) {
@@ -152,12 +180,14 @@ class block_reader {
   }
 
   /// The next run of whole lines (the last line of the file may lack its '\n'); empty at the
-  /// end. Valid until the next call.
+  /// end. Valid until the next call, which may already be reading the text that follows.
   std::pair<const char*, const char*> next_block() {
+    take_fetched();
     while (true) {
       if (!eof_ && (begin_ > 0 || end_ < capacity())) refill();
       const char* b = buffer_.get() + begin_;
       const char* e = buffer_.get() + end_;
+      position_ = in_->position();
       if (eof_) {
         begin_ = end_;
         return {b, e};
@@ -166,6 +196,7 @@ class block_reader {
       while (last > b && last[-1] != '\n') --last;
       if (last > b) {
         begin_ = std::size_t(last - buffer_.get());
+        start_fetch();
         return {b, last};
       }
       // One line fills the whole buffer: make room.
@@ -181,6 +212,16 @@ class block_reader {
     buffer_ = std::move(bigger);
     size_ = size;
   }
+  /// Fills buffer[end, capacity) from the stream; returns the new end.
+  std::size_t fill(char* buffer, std::size_t end, std::size_t capacity, bool& eof) {
+    while (end < capacity && !eof) {
+      const std::size_t got = in_->read(buffer + end, capacity - end);
+      if (got == 0) eof = true;
+      end += got;
+    }
+    buffer[end] = '\0';
+    return end;
+  }
   void refill() {
     if (begin_ > 0) {
       std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
@@ -188,20 +229,86 @@ class block_reader {
       begin_ = 0;
     }
     if (end_ == capacity()) grow(2 * size_);
-    while (end_ < capacity() && !eof_) {
-      const std::size_t got = in_->read(buffer_.get() + end_, capacity() - end_);
-      if (got == 0) eof_ = true;
-      end_ += got;
+    end_ = fill(buffer_.get(), end_, capacity(), eof_);
+  }
+  /// Starts reading the text after the current block (its unfinished last line first) into
+  /// the spare buffer.
+  void start_fetch() {
+    if (spare_size_ < size_) {
+      spare_.reset(new char[size_]);
+      spare_size_ = size_;
     }
-    buffer_[end_] = '\0';
+    const std::size_t tail = end_ - begin_;
+    std::memcpy(spare_.get(), buffer_.get() + begin_, tail);
+    begin_ = end_;
+    spare_end_ = tail;
+    spare_eof_ = false;
+    fetch_error_ = nullptr;
+    fetch_ = std::thread([this] {
+      try {
+        spare_end_ = fill(spare_.get(), spare_end_, spare_size_ - 1, spare_eof_);
+      } catch (...) {
+        fetch_error_ = std::current_exception();
+      }
+    });
+  }
+  /// Waits for the text being read and makes it the current buffer.
+  void take_fetched() {
+    if (!fetch_.joinable()) return;
+    fetch_.join();
+    if (fetch_error_) std::rethrow_exception(fetch_error_);
+    std::swap(buffer_, spare_);
+    std::swap(size_, spare_size_);
+    begin_ = 0;
+    end_ = spare_end_;
+    eof_ = spare_eof_;
   }
 
   std::unique_ptr<input_stream> in_;
-  std::unique_ptr<char[]> buffer_;
-  std::size_t size_ = 0;
-  std::size_t begin_ = 0, end_ = 0;
-  bool eof_ = false;
+  std::unique_ptr<char[]> buffer_, spare_;
+  std::size_t size_ = 0, spare_size_ = 0;
+  std::size_t begin_ = 0, end_ = 0, spare_end_ = 0;
+  bool eof_ = false, spare_eof_ = false;
+  std::uint64_t position_ = 0;
+  std::thread fetch_;
+  std::exception_ptr fetch_error_;
 };
+
+/// An allocator whose value-less construction leaves trivial values uninitialized (resize does
+/// not clear memory that is written next anyway).
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = uninitialized_allocator<U>;
+  };
+  uninitialized_allocator() = default;
+  template <class U>
+  uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// Asks for transparent huge pages under a large array about to be filled: far fewer page
+/// faults, which the first (serial) touch of fresh memory otherwise spends much of its time in.
+/// Only a hint; nothing happens where it is not supported.
+inline void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t huge = std::uintptr_t(1) << 21;
+  if (!data || bytes < 2 * huge) return;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge - 1) & ~(huge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data, (void)bytes;
+#endif
+}
 
 struct parsed_header {
   header h;
@@ -559,7 +666,7 @@ void parse_body(block_reader& reader, const std::string& path, const parsed_head
   const auto report = [&] {
     if (!options.progress) return;
     progress p;
-    p.bytes_done = reader.stream().position();
+    p.bytes_done = reader.position();
     p.bytes_total = reader.stream().size();
     p.entries_done = total;
     p.entries_total = h.entries;
@@ -699,13 +806,17 @@ host_crs<Scalar> read_host_crs(const std::string& path, const read_options& opti
   const body_spec spec = spec_for<Scalar>(path, h);
   const int threads = thread_count(options.threads);
 
-  // The file's entries, in file order.
-  std::vector<std::int32_t> ri, ci;
-  std::vector<Scalar> vi;
+  // The file's entries, in file order; left uninitialized as they grow, since the parallel copy
+  // that fills them is also what first touches their memory.
+  std::vector<std::int32_t, uninitialized_allocator<std::int32_t>> ri, ci;
+  std::vector<Scalar, uninitialized_allocator<Scalar>> vi;
   const std::size_t reserve = reservation(reader, h, std::size_t(1) << 22);
   ri.reserve(reserve);
   ci.reserve(reserve);
   vi.reserve(reserve);
+  advise_huge_pages(ri.data(), reserve * sizeof(std::int32_t));
+  advise_huge_pages(ci.data(), reserve * sizeof(std::int32_t));
+  advise_huge_pages(vi.data(), reserve * sizeof(Scalar));
   parse_body(reader, path, ph, spec, options, [&](piece* pieces, int count) {
     std::size_t at = ri.size(), add = 0;
     for (int t = 0; t < count; ++t) add += std::size_t(pieces[t].entries);
@@ -726,6 +837,7 @@ host_crs<Scalar> read_host_crs(const std::string& path, const read_options& opti
       for (std::size_t k = 0; k < n; ++k) vi[s0 + k] = value_at<Scalar>(pc, k, spec.values);
     });
   });
+  reader.release();
 
   // Compressed rows: count (both triangles for the symmetric kinds), place in file order, then
   // sort each row by column (stable, so duplicates are summed in file order).
@@ -736,35 +848,57 @@ host_crs<Scalar> read_host_crs(const std::string& path, const read_options& opti
   out.cols = h.cols;
   const bool mirror = h.symmetry != symmetry::general;
   const std::size_t n = ri.size();
-  out.row_offsets.assign(std::size_t(h.rows) + 1, 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    ++out.row_offsets[std::size_t(ri[k]) + 1];
-    if (mirror && ri[k] != ci[k]) ++out.row_offsets[std::size_t(ci[k]) + 1];
-  }
-  for (std::size_t i = 0; i < std::size_t(h.rows); ++i)
-    out.row_offsets[i + 1] += out.row_offsets[i];
+  const std::size_t nrows = std::size_t(h.rows);
+  out.row_offsets.assign(nrows + 1, 0);
+  // A counting sort with the rows split over threads: each thread passes over all the entries in
+  // file order and takes those of its rows, so every row holds its entries in file order
+  // whatever the thread count, with no memory beyond one cursor a row.
+  const int parts = int(
+      std::min<std::size_t>(std::size_t(std::max(threads, 1)), std::max<std::size_t>(1, n >> 16)));
+  const auto take = [&](std::size_t r0, std::size_t r1, auto&& place) {
+    const std::size_t width = r1 - r0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto r = std::size_t(ri[k]), c = std::size_t(ci[k]);
+      if (r - r0 < width) place(r, c, k, false);
+      if (mirror && r != c && c - r0 < width) place(c, r, k, true);
+    }
+  };
+  run_parallel(parts, [&](int t) {
+    std::int64_t* length = out.row_offsets.data() + 1;
+    take(nrows * std::size_t(t) / std::size_t(parts),
+         nrows * std::size_t(t + 1) / std::size_t(parts),
+         [&](std::size_t r, std::size_t, std::size_t, bool) { ++length[r]; });
+  });
+  for (std::size_t i = 0; i < nrows; ++i) out.row_offsets[i + 1] += out.row_offsets[i];
   const std::size_t total = std::size_t(out.row_offsets.back());
+  out.columns.reserve(total);
+  out.values.reserve(total);
+  advise_huge_pages(out.columns.data(), total * sizeof(std::int32_t));
+  advise_huge_pages(out.values.data(), total * sizeof(Scalar));
   out.columns.resize(total);
   out.values.resize(total);
   {
+    // Rows split by entry count for the placement.
+    std::vector<std::size_t> bound(std::size_t(parts) + 1, nrows);
+    bound[0] = 0;
+    for (int t = 1; t < parts; ++t)
+      bound[std::size_t(t)] =
+          std::size_t(std::lower_bound(out.row_offsets.begin(), out.row_offsets.end() - 1,
+                                       std::int64_t(total * std::size_t(t) / std::size_t(parts))) -
+                      out.row_offsets.begin());
     std::vector<std::int64_t> cursor(out.row_offsets.begin(), out.row_offsets.end() - 1);
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto r = std::size_t(ri[k]), c = std::size_t(ci[k]);
-      auto& at = cursor[r];
-      out.columns[std::size_t(at)] = std::int32_t(c);
-      out.values[std::size_t(at)] = vi[k];
-      ++at;
-      if (mirror && r != c) {
-        auto& back = cursor[c];
-        out.columns[std::size_t(back)] = std::int32_t(r);
-        out.values[std::size_t(back)] = mirrored(vi[k], h.symmetry);
-        ++back;
-      }
-    }
+    run_parallel(parts, [&](int t) {
+      take(bound[std::size_t(t)], bound[std::size_t(t) + 1],
+           [&](std::size_t r, std::size_t c, std::size_t k, bool mirrored_entry) {
+             const auto at = std::size_t(cursor[r]++);
+             out.columns[at] = std::int32_t(c);
+             out.values[at] = mirrored_entry ? mirrored(vi[k], h.symmetry) : vi[k];
+           });
+    });
   }
-  std::vector<std::int32_t>().swap(ri);
-  std::vector<std::int32_t>().swap(ci);
-  std::vector<Scalar>().swap(vi);
+  decltype(ri)().swap(ri);
+  decltype(ci)().swap(ci);
+  decltype(vi)().swap(vi);
 
   std::vector<std::int64_t> length(std::size_t(h.rows));
   const int workers =

@@ -1,6 +1,6 @@
 // The Matrix Market writer: checks the values against the field and symmetry asked for, then
-// formats the entries in rounds of one task per thread (a range of rows or columns each, into a
-// buffer of its own) and writes the buffers in order.
+// formats the entries in tasks (a range of rows or columns each, into a buffer of its own) on
+// several threads while the calling thread writes the finished buffers in order.
 
 #include "text_numbers.hpp"
 #include "text_stream.hpp"
@@ -11,8 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -126,36 +131,118 @@ void write_header(output_stream& out, format fm, field f, symmetry s, const std:
   out.write(text.data(), text.size());
 }
 
-/// Formats tasks 0 .. count-1 (format(task, buffer) appends the task's text) in rounds of one
-/// task per thread and writes them in order.
+/// Text of one task: grown to the longest text the task can take, never initialized, kept from
+/// task to task.
+class text_buffer {
+ public:
+  /// Room for `size` bytes; the previous text is dropped.
+  char* room(std::size_t size) {
+    if (size > capacity_) {
+      data_.reset();
+      data_.reset(new char[size]);
+      capacity_ = size;
+    }
+    size_ = 0;
+    return data_.get();
+  }
+  void finish(const char* end) { size_ = std::size_t(end - data_.get()); }
+  const char* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t capacity_ = 0, size_ = 0;
+};
+
+/// Formats tasks 0 .. count-1 (format(task, buffer) puts the task's text in the buffer) and
+/// writes them in order: `threads` formatting threads take the tasks in turn, each into one of a
+/// ring of 2 * threads buffers, while the calling thread writes the buffers in task order and
+/// reports progress, so formatting and writing overlap.
 template <class Format>
 void write_tasks(output_stream& out, const write_options& o, std::int64_t count,
                  std::int64_t entries, const std::vector<std::int64_t>& task_entries,
                  Format&& format) {
-  const int threads = thread_count(o.threads);
-  std::vector<std::string> buffers(static_cast<std::size_t>(threads));
-  std::int64_t done = 0;
-  for (std::int64_t first = 0; first < count; first += threads) {
-    const int n = int(std::min<std::int64_t>(threads, count - first));
-    run_parallel(n, [&](int t) {
-      std::string& b = buffers[std::size_t(t)];
-      b.clear();
-      format(first + t, b);
-    });
-    for (int t = 0; t < n; ++t) {
-      out.write(buffers[std::size_t(t)].data(), buffers[std::size_t(t)].size());
-      done += task_entries[std::size_t(first + t)];
+  if (count <= 0) return;
+  const int threads = int(std::min<std::int64_t>(thread_count(o.threads), count));
+  const std::int64_t slots = std::min<std::int64_t>(2 * std::int64_t(threads), count);
+  std::vector<text_buffer> buffers(static_cast<std::size_t>(slots));
+  std::vector<std::int64_t> ready(static_cast<std::size_t>(slots), -1);  // task in each buffer
+  std::int64_t written = 0;                                              // tasks written
+  bool stop = false;
+  std::exception_ptr error;
+  std::mutex mutex;
+  std::condition_variable changed;
+
+  const auto formatter = [&](int t) {
+    try {
+      for (std::int64_t task = t; task < count; task += threads) {
+        const auto slot = std::size_t(task % slots);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return stop || written > task - slots; });
+          if (stop) return;
+        }
+        format(task, buffers[slot]);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ready[slot] = task;
+        }
+        changed.notify_all();
+      }
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::current_exception();
+        stop = true;
+      }
+      changed.notify_all();
     }
-    if (o.progress) {
-      progress p;
-      p.entries_done = done;
-      p.entries_total = entries;
-      o.progress(p);
+  };
+  std::vector<std::thread> workers;
+  workers.reserve(std::size_t(threads));
+  const auto halt = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
     }
+    changed.notify_all();
+    for (auto& w : workers) w.join();
+    workers.clear();
+  };
+  try {
+    for (int t = 0; t < threads; ++t) workers.emplace_back(formatter, t);
+    std::int64_t done = 0;
+    for (std::int64_t task = 0; task < count; ++task) {
+      const auto slot = std::size_t(task % slots);
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return stop || ready[slot] == task; });
+        if (stop) break;
+      }
+      out.write(buffers[slot].data(), buffers[slot].size());
+      done += task_entries[std::size_t(task)];
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        written = task + 1;
+      }
+      changed.notify_all();
+      if (o.progress) {
+        progress p;
+        p.entries_done = done;
+        p.entries_total = entries;
+        o.progress(p);
+      }
+    }
+  } catch (...) {
+    halt();
+    throw;
   }
+  halt();
+  if (error) std::rethrow_exception(error);
 }
 
-constexpr std::int64_t task_size = std::int64_t(1) << 19;
+/// Entries (or dense values) per task: about 1 MB of text, 3.5 MB of buffer.
+constexpr std::int64_t task_size = std::int64_t(1) << 15;
 
 }  // namespace
 
@@ -196,17 +283,16 @@ void write_host_dense(const std::string& path, std::int64_t rows, std::int64_t c
   const std::int64_t count = cols == 0 ? 0 : (cols + per_task - 1) / per_task;
   std::vector<std::int64_t> task_entries(std::size_t(count), 0);
   const bool coordinate = fm == format::coordinate;
-  write_tasks(*out, o, count, entries, task_entries, [&](std::int64_t task, std::string& b) {
+  write_tasks(*out, o, count, entries, task_entries, [&](std::int64_t task, text_buffer& b) {
     const std::int64_t j0 = task * per_task, j1 = std::min(cols, j0 + per_task);
-    b.resize(std::size_t(j1 - j0) * std::size_t(rows) * max_line);
-    char* p = &b[0];
+    char* p = b.room(std::size_t(j1 - j0) * std::size_t(rows) * max_line);
     for (std::int64_t j = j0; j < j1; ++j)
       for (std::int64_t i = first_row(j); i < rows; ++i) {
         const Scalar& v = at(i, j);
         if (coordinate && v == Scalar(0)) continue;
         p = put_entry(p, i, j, coordinate, v, f);
       }
-    b.resize(std::size_t(p - b.data()));
+    b.finish(p);
   });
   out->close();
 }
@@ -314,17 +400,16 @@ void write_host_crs(const std::string& path, const host_crs<Scalar>& m, const wr
     }
   }
   const auto count = std::int64_t(task_entries.size());
-  write_tasks(*out, o, count, entries, task_entries, [&](std::int64_t task, std::string& b) {
+  write_tasks(*out, o, count, entries, task_entries, [&](std::int64_t task, text_buffer& b) {
     const std::int64_t r0 = starts[std::size_t(task)], r1 = starts[std::size_t(task) + 1];
-    b.resize(std::size_t(task_entries[std::size_t(task)]) * max_line);
-    char* p = &b[0];
+    char* p = b.room(std::size_t(task_entries[std::size_t(task)]) * max_line);
     for (std::int64_t i = r0; i < r1; ++i)
       for (std::int64_t k = a.row_offsets[std::size_t(i)]; k < a.row_offsets[std::size_t(i) + 1];
            ++k) {
         const std::int64_t j = a.columns[std::size_t(k)];
         if (kept(i, j)) p = put_entry(p, i, j, true, a.values[std::size_t(k)], f);
       }
-    b.resize(std::size_t(p - b.data()));
+    b.finish(p);
   });
   out->close();
 }

@@ -33,6 +33,27 @@ precision parse_precision(const std::string& name, const char* argument) {
                                               "nearsparse::spamm::parse_precision", argument);
 }
 
+double unit_roundoff(precision p) {
+  switch (p) {
+    case precision::fp64:
+      return 0x1p-53;
+    case precision::fp32:
+      return 0x1p-24;
+    case precision::tf32:
+    case precision::fp16:
+      return 0x1p-11;
+    case precision::bf16:
+      return 0x1p-8;
+  }
+  nearsparse::detail::throw_invalid_argument(
+      "nearsparse::spamm::unit_roundoff", "p",
+      nearsparse::detail::concat("is ", static_cast<int>(p), "; it must be a spamm::precision"));
+}
+
+double rounding_floor(precision p) {
+  return 4.0 * unit_roundoff(p);
+}
+
 namespace detail {
 
 using nearsparse::detail::concat;
@@ -52,6 +73,31 @@ void validate_options(const char* function, const options& opt) {
           "options.load_balance_stride",
           concat("is ", opt.load_balance_stride, "; it must lie in [1, 64]"));
   if (opt.target_valid_ratio > 0) validate_search(function, opt.target_valid_ratio, opt.search);
+  require(std::isfinite(opt.target_error) && opt.target_error >= 0, function,
+          "options.target_error",
+          concat("is ", opt.target_error,
+                 "; it must be finite and > 0 (relative to ||A||_F ||B||_F), or 0 for none"));
+  require(!(opt.target_error > 0 && opt.target_valid_ratio > 0), function, "options.target_error",
+          concat("is ", opt.target_error, " and options.target_valid_ratio is ",
+                 opt.target_valid_ratio, "; set one of them (the other 0), not both"));
+  if (opt.target_error > 0)
+    validate_error_search(function, opt.target_error, opt.precision, opt.search,
+                          "options.target_error");
+}
+
+void validate_error_search(const char* function, double target_error, precision p,
+                           const search_options& search, const char* argument) {
+  require(std::isfinite(target_error) && target_error > 0, function, argument,
+          concat("is ", target_error, "; it must be finite and > 0 (relative to ||A||_F ||B||_F)"));
+  const double floor = rounding_floor(p);
+  require(target_error >= floor || search.below_rounding_floor, function, argument,
+          concat("is ", target_error, ", below the rounding floor ", floor, " of precision ",
+                 to_string(p),
+                 ": rounding the inputs alone may err by that much (the error bound covers "
+                 "dropped products only); raise the target, choose a finer precision, or set "
+                 "search.below_rounding_floor and account for rounding yourself"));
+  require(search.max_iterations >= 0, function, "search.max_iterations",
+          concat("is ", search.max_iterations, "; it must not be negative"));
 }
 
 void validate_search(const char* function, double target, const search_options& search) {

@@ -6,6 +6,7 @@
 
 #include "host_tile_svd.hpp"
 
+#include <nearsparse/core/detail/deferred_exception.hpp>
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/tlr/detail/compression_kernels.hpp>
@@ -40,31 +41,37 @@ void compress_tiles(const Exec& exec, const compression_job& job,
   host::thread_slices<Exec> ws(exec, std::size_t(nb) * nb + plan.doubles(), plan.ints(),
                                "nearsparse::tlr::compress::host_work");
   const std::uint64_t seed = options.seed;
+  // A tile SVD that fails throws; the exception leaves after the region.
+  nearsparse::detail::deferred_exception deferred;
+  auto* failure = &deferred;
   Kokkos::parallel_for(
       "nearsparse::tlr::compress::host", host::items(exec, job.tile_count), [=](const int e) {
         const int id = ws.token.acquire();
-        const int t = job.tiles[e];
-        const int row0 = (t % job.tile_rows) * nb, col0 = (t / job.tile_rows) * nb;
-        const int m = std::min(nb, job.rows - row0), n = std::min(nb, job.cols - col0);
-        double* tile = ws.d(id);
-        const double* a = job.a + row0 * job.a_row_stride + col0 * job.a_col_stride;
-        for (int q = 0; q < nb; ++q) {
-          double* c = tile + std::size_t(q) * nb;
-          if (q < n)
-            for (int r = 0; r < m; ++r) c[r] = a[r * job.a_row_stride + q * job.a_col_stride];
-          for (int r = q < n ? m : 0; r < nb; ++r) c[r] = 0.0;
-        }
-        const int cap = std::min({job.max_rank, m, n});
-        const std::size_t offset = std::size_t(t) * nb * job.max_rank;
-        const host::tile_svd_outcome o =
-            host::truncated_svd(plan, m, n, tile, seed ^ (static_cast<std::uint64_t>(t) << 20),
-                                job.fixed_rank, job.tolerance, cap, job.max_rank, job.u + offset,
-                                job.v + offset, tile + std::size_t(nb) * nb, ws.i(id));
-        job.ranks[t] = o.rank;
-        job.errors[t] = o.error;
+        failure->run([&] {
+          const int t = job.tiles[e];
+          const int row0 = (t % job.tile_rows) * nb, col0 = (t / job.tile_rows) * nb;
+          const int m = std::min(nb, job.rows - row0), n = std::min(nb, job.cols - col0);
+          double* tile = ws.d(id);
+          const double* a = job.a + row0 * job.a_row_stride + col0 * job.a_col_stride;
+          for (int q = 0; q < nb; ++q) {
+            double* c = tile + std::size_t(q) * nb;
+            if (q < n)
+              for (int r = 0; r < m; ++r) c[r] = a[r * job.a_row_stride + q * job.a_col_stride];
+            for (int r = q < n ? m : 0; r < nb; ++r) c[r] = 0.0;
+          }
+          const int cap = std::min({job.max_rank, m, n});
+          const std::size_t offset = std::size_t(t) * nb * job.max_rank;
+          const host::tile_svd_outcome o =
+              host::truncated_svd(plan, m, n, tile, seed ^ (static_cast<std::uint64_t>(t) << 20),
+                                  job.fixed_rank, job.tolerance, cap, job.max_rank, job.u + offset,
+                                  job.v + offset, tile + std::size_t(nb) * nb, ws.i(id));
+          job.ranks[t] = o.rank;
+          job.errors[t] = o.error;
+        });
         ws.token.release(id);
       });
   exec.fence();
+  deferred.rethrow();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "host_products.hpp"
 
+#include <nearsparse/core/detail/deferred_exception.hpp>
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/tlr/detail/lll_dispatch.hpp>
@@ -63,95 +64,98 @@ void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
   const int fixed_rank = job.trunc.fixed_rank;
   double* dropped2 = job.dropped2;
   int* at_cap = job.at_cap;
+  // A tile SVD that fails throws; the exception leaves after the region.
+  nearsparse::detail::deferred_exception deferred;
+  auto* failure = &deferred;
   Kokkos::parallel_for(
       "nearsparse::tlr::gemm_lll::host", host::items(exec, groups), [=](const int g) {
         const int id = ws.token.acquire();
-        const int ct = pairs.c_tile(g);
-        const int count = pairs.pair_count(g);
-        const int m = C.row_extent(ct), n = C.col_extent(ct);
-        double* d = ws.d(id);
-        double* work = d + tile;
-        if (C.slot(ct) >= 0) {
-          host::dense_tile_update(A, B, pairs, g, count, alpha, beta, C.dense_of(ct), nb, m, n, per,
-                                  work);
-          ws.token.release(id);
-          return;
-        }
-        double* cu = C.u_of(ct);
-        double* cv = C.v_of(ct);
-        const int rc = C.ranks[ct];
-        bool adds = false;  // whether any product has a nonzero term
-        for (int p = 0; p < count && !adds; ++p)
-          adds = host::product_width(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p)) > 0;
-        if (!adds || alpha == 0) {  // C = beta C
-          if (beta == 0) {
-            host::scale(nb, kc, 0.0, cu, nb);
-            host::scale(nb, kc, 0.0, cv, nb);
-            C.ranks[ct] = 0;
-          } else {
-            host::scale(nb, rc, beta, cv, nb);
+        failure->run([&] {
+          const int ct = pairs.c_tile(g);
+          const int count = pairs.pair_count(g);
+          const int m = C.row_extent(ct), n = C.col_extent(ct);
+          double* d = ws.d(id);
+          double* work = d + tile;
+          if (C.slot(ct) >= 0) {
+            host::dense_tile_update(A, B, pairs, g, count, alpha, beta, C.dense_of(ct), nb, m, n,
+                                    per, work);
+            return;
           }
-          ws.token.release(id);
-          return;
-        }
-        const int cap = std::min({kc, m, n});
-        const int own = beta != 0 ? rc : 0;
-        int total = own;
-        for (int p = 0; p < count; ++p)
-          total += std::max(0, host::product_width(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p)));
-        if (total <= wf) {
-          // Factored: Wu = [C_u | L], Wv = [beta C_v | alpha R], truncated exactly.
-          double* wu = work;
-          double* wv = wu + std::size_t(nb) * wf;
-          double* s = wv + std::size_t(nb) * wf;
-          std::copy(cu, cu + std::size_t(nb) * own, wu);
-          for (std::size_t e = 0; e < std::size_t(nb) * own; ++e) wv[e] = beta * cv[e];
-          int width = own;
+          double* cu = C.u_of(ct);
+          double* cv = C.v_of(ct);
+          const int rc = C.ranks[ct];
+          bool adds = false;  // whether any product has a nonzero term
+          for (int p = 0; p < count && !adds; ++p)
+            adds = host::product_width(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p)) > 0;
+          if (!adds || alpha == 0) {  // C = beta C
+            if (beta == 0) {
+              host::scale(nb, kc, 0.0, cu, nb);
+              host::scale(nb, kc, 0.0, cv, nb);
+              C.ranks[ct] = 0;
+            } else {
+              host::scale(nb, rc, beta, cv, nb);
+            }
+            return;
+          }
+          const int cap = std::min({kc, m, n});
+          const int own = beta != 0 ? rc : 0;
+          int total = own;
           for (int p = 0; p < count; ++p)
-            width += host::gather_product(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p), wu, wv,
-                                          width, s);
-          for (std::size_t e = std::size_t(nb) * own; e < std::size_t(nb) * width; ++e)
-            wv[e] *= alpha;
+            total += std::max(0, host::product_width(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p)));
+          if (total <= wf) {
+            // Factored: Wu = [C_u | L], Wv = [beta C_v | alpha R], truncated exactly.
+            double* wu = work;
+            double* wv = wu + std::size_t(nb) * wf;
+            double* s = wv + std::size_t(nb) * wf;
+            std::copy(cu, cu + std::size_t(nb) * own, wu);
+            for (std::size_t e = 0; e < std::size_t(nb) * own; ++e) wv[e] = beta * cv[e];
+            int width = own;
+            for (int p = 0; p < count; ++p)
+              width += host::gather_product(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p), wu, wv,
+                                            width, s);
+            for (std::size_t e = std::size_t(nb) * own; e < std::size_t(nb) * width; ++e)
+              wv[e] *= alpha;
+            const host::tile_svd_outcome o =
+                host::factored_svd(nb, m, n, width, wu, wv, fixed_rank, -accuracy, cap, kc, cu, cv,
+                                   s, fplan.lwork, ws.i(id));
+            C.ranks[ct] = o.rank;
+            dropped2[ct] += o.error * o.error;
+            at_cap[ct] += fixed_rank < 0 && o.rank == cap && o.error > o.tolerance ? 1 : 0;
+            return;
+          }
+          // D = beta C_u C_v^T + alpha L R^T, products gathered `per` at a time.
+          if (own > 0)
+            host::hb::gemm(host::col, host::N, host::T, nb, nb, own, beta, cu, nb, cv, nb, 0.0, d,
+                           nb);
+          else
+            std::fill(d, d + tile, 0.0);
+          const int w = host::max_width(A, B);
+          double* L = work;
+          double* R = L + std::size_t(nb) * per * w;
+          double* S = R + std::size_t(nb) * per * w;
+          for (int p0 = 0; p0 < count; p0 += per) {
+            const int p1 = std::min(count, p0 + per);
+            int width = 0;
+            for (int p = p0; p < p1; ++p)
+              width += host::gather_product(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p), L, R,
+                                            width, S);
+            if (width > 0)
+              host::hb::gemm(host::col, host::N, host::T, nb, nb, width, alpha, L, nb, R, nb, 1.0,
+                             d, nb);
+          }
+          const double norm = std::sqrt(host::norm2(m, n, d, nb));
+          const double tolerance = accuracy * norm;
           const host::tile_svd_outcome o =
-              host::factored_svd(nb, m, n, width, wu, wv, fixed_rank, -accuracy, cap, kc, cu, cv, s,
-                                 fplan.lwork, ws.i(id));
+              host::truncated_svd(plan, m, n, d, recompression_seed ^ (std::uint64_t(ct) << 20),
+                                  fixed_rank, tolerance, cap, kc, cu, cv, work, ws.i(id));
           C.ranks[ct] = o.rank;
           dropped2[ct] += o.error * o.error;
-          at_cap[ct] += fixed_rank < 0 && o.rank == cap && o.error > o.tolerance ? 1 : 0;
-          ws.token.release(id);
-          return;
-        }
-        // D = beta C_u C_v^T + alpha L R^T, products gathered `per` at a time.
-        if (own > 0)
-          host::hb::gemm(host::col, host::N, host::T, nb, nb, own, beta, cu, nb, cv, nb, 0.0, d,
-                         nb);
-        else
-          std::fill(d, d + tile, 0.0);
-        const int w = host::max_width(A, B);
-        double* L = work;
-        double* R = L + std::size_t(nb) * per * w;
-        double* S = R + std::size_t(nb) * per * w;
-        for (int p0 = 0; p0 < count; p0 += per) {
-          const int p1 = std::min(count, p0 + per);
-          int width = 0;
-          for (int p = p0; p < p1; ++p)
-            width +=
-                host::gather_product(A, pairs.a_tile(g, p), B, pairs.b_tile(g, p), L, R, width, S);
-          if (width > 0)
-            host::hb::gemm(host::col, host::N, host::T, nb, nb, width, alpha, L, nb, R, nb, 1.0, d,
-                           nb);
-        }
-        const double norm = std::sqrt(host::norm2(m, n, d, nb));
-        const double tolerance = accuracy * norm;
-        const host::tile_svd_outcome o =
-            host::truncated_svd(plan, m, n, d, recompression_seed ^ (std::uint64_t(ct) << 20),
-                                fixed_rank, tolerance, cap, kc, cu, cv, work, ws.i(id));
-        C.ranks[ct] = o.rank;
-        dropped2[ct] += o.error * o.error;
-        at_cap[ct] += fixed_rank < 0 && o.rank == cap && o.error > tolerance ? 1 : 0;
+          at_cap[ct] += fixed_rank < 0 && o.rank == cap && o.error > tolerance ? 1 : 0;
+        });
         ws.token.release(id);
       });
   exec.fence();
+  deferred.rethrow();
 }
 
 }  // namespace

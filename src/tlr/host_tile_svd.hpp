@@ -21,6 +21,7 @@
 // rows beyond the tile's extents and columns beyond the rank zero.
 
 #include <nearsparse/core/detail/host_blas.hpp>
+#include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 
@@ -38,6 +39,21 @@ namespace hb = nearsparse::detail::host_blas;
 inline constexpr hb::order col = hb::order::column_major;
 inline constexpr hb::op N = hb::op::none;
 inline constexpr hb::op T = hb::op::transpose;
+
+/// gesdd('S') of the rows x cols matrix a; throws nearsparse::runtime_error when LAPACK reports
+/// that its divide and conquer did not converge (info > 0), rather than truncating singular values
+/// it never found. Called inside parallel regions: the callers defer the exception
+/// (core/detail/deferred_exception.hpp).
+inline void gesdd_converged(int rows, int cols, double* a, int lda, double* s, double* u, int ldu,
+                            double* vt, int ldvt, double* work, int lwork, int* iwork) {
+  const int info = hb::gesdd('S', rows, cols, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork);
+  if (info > 0)
+    throw nearsparse::runtime_error(
+        nearsparse::detail::concat("nearsparse::tlr: LAPACK gesdd did not converge on a ", rows,
+                                   " x ", cols, " tile factor (info ", info,
+                                   "); the tile holds values too large or too close to "
+                                   "overflow for its SVD"));
+}
 
 /// Per-thread workspace of Kokkos host kernels: one slice per UniqueToken value.
 template <class Exec>
@@ -167,7 +183,7 @@ inline tile_svd_outcome finish(int nb, int m, int n, int c, const double* Q, dou
                                double* u, double* v, double* W, double* vh, double* sigma,
                                double* lw, int lwork, int* iwork) {
   tile_svd_outcome out;
-  hb::gesdd('S', nb, c, BT, nb, sigma, W, nb, vh, c, lw, lwork, iwork);
+  gesdd_converged(nb, c, BT, nb, sigma, W, nb, vh, c, lw, lwork, iwork);
   int* perm = iwork;  // LAPACK sorts the singular values
   for (int l = 0; l < c; ++l) perm[l] = l;
   if (tolerance < 0) {
@@ -205,7 +221,7 @@ inline tile_svd_outcome truncated_svd(const tile_svd_plan& plan, int m, int n, d
     double* vt = uf + std::size_t(nb) * nb;
     double* sigma = vt + std::size_t(nb) * nb;
     double* lw = sigma + nb;
-    hb::gesdd('S', m, n, t, nb, sigma, uf, nb, vt, nb, lw, plan.lwork, iwork);
+    gesdd_converged(m, n, t, nb, sigma, uf, nb, vt, nb, lw, plan.lwork, iwork);
     int* perm = iwork;
     for (int l = 0; l < kk; ++l) perm[l] = l;
     out.rank = choose_rank(sigma, perm, kk, fixed_rank, tolerance, cap, 0.0, &out.error);

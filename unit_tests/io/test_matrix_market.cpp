@@ -17,6 +17,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <tuple>
@@ -365,5 +367,71 @@ TEST_CASE("the threaded parse of a large file equals the one-thread parse", "[io
     nio::write_host_crs(gz, m, wo);
     const auto r = nio::read_host_crs<double>(gz);
     CHECK(r.values == m.values);
+  }
+}
+
+TEST_CASE("reads and writes are bit for bit the same on any thread count", "[io]") {
+  // Entries in random order with many duplicates (their sums depend on the order they are
+  // added in) and a symmetric file whose mirrored entries land in other threads' rows: enough
+  // entries that the assembly of the rows is split over several threads.
+  temp_dir dir;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  const int n = 3000;
+  std::uniform_int_distribution<int> idx(1, n);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (const char* kind : {"general", "symmetric", "skew-symmetric"}) {
+    INFO(kind);
+    const bool general = std::string(kind) == "general";
+    const bool skew = std::string(kind) == "skew-symmetric";
+    const int entries = 300000;
+    std::string text = std::string("%%MatrixMarket matrix coordinate real ") + kind + "\n" +
+                       std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(entries) +
+                       "\n";
+    char line[96];
+    for (int k = 0; k < entries; ++k) {
+      int i = idx(rng), j = idx(rng);
+      if (skew && i == j) i = i % n + 1;
+      if (!general && j > i) std::swap(i, j);
+      std::snprintf(line, sizeof line, "%d %d %.17g\n", i, j, u(rng) * std::pow(10.0, k % 7));
+      text += line;
+    }
+    const std::string path = dir.file("order.mtx");
+    write_text(path, text);
+    nio::read_options ro;
+    ro.threads = 1;
+    const auto one = nio::read_host_crs<double>(path, ro);
+    nio::write_options wo;
+    wo.threads = 1;
+    const std::string written_one = dir.file("one.mtx");
+    nio::write_host_crs(written_one, one, wo);
+    for (int threads : {2, 3, 4}) {
+      INFO("threads " << threads);
+      ro.threads = threads;
+      ro.block_bytes = threads == 3 ? std::size_t(1) << 16 : std::size_t(32) << 20;
+      const auto r = nio::read_host_crs<double>(path, ro);
+      CHECK(r.row_offsets == one.row_offsets);
+      CHECK(r.columns == one.columns);
+      REQUIRE(r.values.size() == one.values.size());
+      CHECK(std::memcmp(r.values.data(), one.values.data(), r.values.size() * sizeof(double)) == 0);
+      wo.threads = threads;
+      const std::string written = dir.file("many.mtx");
+      nio::write_host_crs(written, r, wo);
+      CHECK(nearsparse::test::io::read_text(written) ==
+            nearsparse::test::io::read_text(written_one));
+    }
+    if (nio::gzip_supported()) {
+      // A compressed file read in small blocks (each inflated while the previous one parses).
+      const std::string gz = dir.file("order.mtx.gz");
+      wo.gzip_level = 1;
+      nio::write_host_crs(gz, one, wo);
+      ro.threads = 2;
+      ro.block_bytes = std::size_t(1) << 14;
+      const auto r = nio::read_host_crs<double>(gz, ro);
+      CHECK(r.row_offsets == one.row_offsets);
+      CHECK(r.columns == one.columns);
+      CHECK(r.values == one.values);
+    }
   }
 }

@@ -74,7 +74,7 @@ struct write_options {
   int threads = 0;
   /// zlib compression level of .gz files, 1 (fast) .. 9 (small).
   int gzip_level = 6;
-  /// Called after every round of blocks written.
+  /// Called after every block of text written.
   progress_callback progress;
 };
 

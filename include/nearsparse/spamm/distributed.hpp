@@ -215,7 +215,8 @@ class distributed_plan {
   using work_matrix_type = detail::work_matrix<memory_space>;
 
   /// Collective. `a` and `b` are this process's blocks (see the file comment); options as for
-  /// spamm::plan, with tau or the target valid ratio applying to the whole product.
+  /// spamm::plan, with tau or the target valid ratio applying to the whole product
+  /// (options::target_error is refused: nearsparse::invalid_argument).
   template <class AView, class BView>
   distributed_plan(MPI_Comm comm, const ExecSpace& exec, const AView& a, const BView& b,
                    const spamm::options& opt = spamm::options{},
@@ -223,6 +224,13 @@ class distributed_plan {
       : options_(opt), dist_(dist) {
     detail::static_assert_operands<ExecSpace, AView, BView>();
     detail::validate_options(fn, opt);
+    // The error bound sums each output tile's dropped products over k before squaring, and the
+    // k of a tile are spread over panels and processes here, so options::target_error is refused
+    // rather than ignored.
+    require(opt.target_error == 0, fn, "options.target_error",
+            nearsparse::detail::concat("is ", opt.target_error,
+                                       "; a distributed plan takes tau or target_valid_ratio "
+                                       "only (spamm::plan supports target_error)"));
     // A transport this build cannot use is refused also where nothing travels (one process).
     (void)nearsparse::detail::resolve_transport<ExecSpace>(dist.transport, fn);
     world_ = comm;

@@ -18,11 +18,25 @@
 //   nearsparse::spamm::plan plan(exec, A, B, opt);  // pack, get-norm, tau search
 //   plan.multiply(exec, 1.0f, 0.0f, C);             // C = A B over the kept 10 % of tile pairs
 //   plan.valid_ratio(); plan.work_matrix();         // what was kept
+//
+// With an error target instead (relative to ||A||_F ||B||_F; see options.hpp):
+//
+//   opt.target_valid_ratio = 0;
+//   opt.target_error = 1e-3;                        // at least rounding_floor(opt.precision)
+//   nearsparse::spamm::plan plan(exec, A, B, opt);  // tau: the largest that meets 1e-3
+//   plan.error_bound(exec).relative();              // <= 1e-3
+//   plan.update(exec, A2, B2);                      // new operands, then
+//   plan.search_error(exec, 1e-4);                  // a new tau for them and a new target
+//
+// The measured error of a product C against an exact one: spamm::measure_error(exec, exact, C)
+// (error.hpp), whose relative_to(plan.error_bound(exec).norm_product) is in the measure of the
+// bound, and relative() in that of ||A B||_F.
 
 #include <nearsparse/core/detail/scalar_traits.hpp>
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/spamm/detail/error_bound.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
 #include <nearsparse/spamm/detail/kept_products.hpp>
 #include <nearsparse/spamm/detail/multiply.hpp>
@@ -46,6 +60,10 @@ namespace detail {
 /// Throws nearsparse::invalid_argument for options no plan can use.
 void validate_options(const char* function, const options& opt);
 void validate_search(const char* function, double target, const search_options& search);
+/// An error target of search_error: finite, > 0, at least rounding_floor(precision); errors
+/// name `argument`.
+void validate_error_search(const char* function, double target_error, spamm::precision precision,
+                           const search_options& search, const char* argument = "target_error");
 
 /// Element types A and B may hold: any real type convertible to double (float, double, the
 /// integer types, Kokkos' half_t).
@@ -141,6 +159,8 @@ class plan {
     queue_operand(exec, fn, b, detail::operand::b);
     if (opt.target_valid_ratio > 0) {
       search_tau(exec, opt.target_valid_ratio, opt.search, fn);
+    } else if (opt.target_error > 0) {
+      search_error(exec, opt.target_error, opt.search, fn);
     } else {
       set_tau(exec, opt.tau, fn);
     }
@@ -165,6 +185,7 @@ class plan {
     queue_operand(exec, fn, b, detail::operand::b);
     detail::count_kept_into(exec, a_norms_, b_norms_, tau_, work_,
                             word(detail::search_words::kept));
+    bound_known_ = false;
     pending_ = fn;
     pending_exec_ = exec;
   }
@@ -215,12 +236,56 @@ class plan {
     return search_tau(exec, target, search, "nearsparse::spamm::plan::search_tau");
   }
 
+  /// Searches the largest tau whose error bound (error_bound) is at most
+  /// target_error * ||A||_F ||B||_F for the plan's current operands (after update() too), sets
+  /// it, and returns what was found: tau, the valid ratio, the bound relative to
+  /// ||A||_F ||B||_F (error_bound) and the evaluations of the bound (iterations). target_error
+  /// must be finite and at least rounding_floor(options().precision); a target_error of 1 or more
+  /// may keep nothing (C = beta * C), as the bound of dropping everything is at most
+  /// ||A||_F ||B||_F.
+  ///
+  /// Tie rule: tile products whose norm product equals tau are kept, as everywhere in SpAMM, so
+  /// the tau found is a norm product (all its equals kept), or the next double above the largest
+  /// when dropping everything meets the target. Any larger tau misses the target. From the same
+  /// norm maps, every backend finds the same tau (detail/error_bound.hpp says how).
+  ///
+  /// The search evaluates the bound once per step (a reduction over the MT * NT * KT norm
+  /// products and a wait for the device), at most search.max_iterations + 1 times; converged is
+  /// false only if those ran out first (tau then still meets the target). search.tolerance,
+  /// max_widenings and launch do not apply.
+  search_report search_error(const ExecSpace& exec, double target_error,
+                             const search_options& search = search_options{}) {
+    return search_error(exec, target_error, search, "nearsparse::spamm::plan::search_error");
+  }
+
+  /// The bound on the error of the dropped tile products at the plan's tau: bound =
+  /// sqrt(sum_ij d_ij^2) with d_ij = sum of ||A[i,k]||_F ||B[k,j]||_F over the dropped k, so that
+  /// ||A B - C||_F <= bound for C = A B over the kept products, and norm_product =
+  /// ||A||_F ||B||_F (the norm maps' square roots of sums of squared tile norms). Both come from
+  /// the norm maps, that is from A and B rounded to the input format, and are reduced in double
+  /// in a fixed order (the bound rounded up past its own rounding). Neither the rounding of the
+  /// inputs nor that of the accumulation is included (rounding_floor). Waits for the device,
+  /// once per call unless tau and the operands are those of the last call or search (then it
+  /// returns what that found). Not to be called on one plan from several threads at once.
+  error_bound_report error_bound(const ExecSpace& exec) const {
+    constexpr const char* fn = "nearsparse::spamm::plan::error_bound";
+    if (pending_ != nullptr) settle(exec, fn);
+    if (!bound_known_) {
+      const auto at = detail::error_bound_at(exec, a_norms_, b_norms_, tau_, scratch_, true);
+      bound_.bound = at.bound;
+      bound_.norm_product = at.norm_product;
+      bound_known_ = true;
+    }
+    return bound_;
+  }
+
  private:
   // set_tau and search_tau, naming `fn` in their errors (a non-finite A or B found by the
   // packing they wait for).
   void set_tau(const ExecSpace& exec, double tau, const char* fn) {
     require_nonnegative(fn, "tau", tau);
     tau_ = tau;
+    bound_known_ = false;
     detail::count_kept_into(exec, a_norms_, b_norms_, tau_, work_,
                             word(detail::search_words::kept));
     settle(exec, fn);
@@ -263,6 +328,30 @@ class plan {
     result.tau = tau_;
     result.valid_ratio = valid_ratio();
     result.converged = std::abs(result.valid_ratio - target) <= search.tolerance;
+    return result;
+  }
+
+  search_report search_error(const ExecSpace& exec, double target_error,
+                             const search_options& search, const char* fn) {
+    detail::validate_error_search(fn, target_error, options_.precision, search);
+    settle(exec, fn);  // a non-finite A or B throws before the search starts
+    const double norm_product = detail::norm_product_from_maps(exec, a_norms_, b_norms_, scratch_);
+    const auto found = detail::search_error_tau(
+        target_error * norm_product, search.max_iterations, [&](double tau) {
+          return detail::error_bound_at(exec, a_norms_, b_norms_, tau, scratch_);
+        });
+    set_tau(exec, found.tau, fn);
+    bound_.bound = found.bound;
+    bound_.norm_product = norm_product;
+    bound_known_ = true;
+    search_report result;
+    result.tau = tau_;
+    result.valid_ratio = valid_ratio();
+    result.target = result.valid_ratio;
+    result.iterations = found.evaluations;
+    result.converged = found.converged;
+    result.error_bound = bound_.relative();
+    result.target_error = target_error;
     return result;
   }
 
@@ -432,6 +521,11 @@ class plan {
   work_matrix_type work_;
   status_view status_;
   raw_buffer sorted_b_;  // B's norm rows sorted, for a search in one launch
+  // Device storage of the error bound's reductions, allocated at its first use; the bound at
+  // tau_ for the current operands when bound_known_.
+  mutable detail::error_bound_scratch<memory_space> scratch_;
+  mutable error_bound_report bound_;
+  mutable bool bound_known_ = false;
   // Written by settle(), which the const accessors call after an update().
   mutable std::array<std::int64_t, status_words> host_status_{};
   double tau_ = 0.0;
@@ -447,8 +541,9 @@ template <class ExecSpace, class AView, class BView>
 plan(const ExecSpace&, const AView&, const BView&) -> plan<ExecSpace>;
 
 /// C = alpha * A * B + beta * C by SpAMM: builds a plan (packing, norm maps, tau or a tau
-/// search), multiplies, and returns the tau and valid ratio used. For repeated products with
-/// the same A or B, keep a spamm::plan instead.
+/// search), multiplies, and returns the tau and the valid ratio used, and with
+/// options::target_error the error bound relative to ||A||_F ||B||_F (plan::error_bound). For
+/// repeated products with the same A or B, keep a spamm::plan instead.
 template <class ExecSpace, class AView, class BView, class CView>
 multiply_report multiply(const ExecSpace& exec, typename CView::const_value_type alpha,
                          const AView& a, const BView& b, typename CView::const_value_type beta,
@@ -462,8 +557,13 @@ multiply_report multiply(const ExecSpace& exec, typename CView::const_value_type
   require(std::isfinite(double(alpha)), fn, "alpha", "must be finite");
   require(std::isfinite(double(beta)), fn, "beta", "must be finite");
   plan<ExecSpace> p(detail::named_call{fn}, exec, a, b, opt);
+  multiply_report report;
+  report.tau = p.tau();
+  report.valid_ratio = p.valid_ratio();
+  // Known after a search for options::target_error; elsewhere it would cost a wait.
+  if (opt.target_error > 0) report.error_bound = p.error_bound(exec).relative();
   p.multiply(exec, alpha, beta, c);
-  return {p.tau(), p.valid_ratio()};
+  return report;
 }
 
 }  // namespace nearsparse::spamm

@@ -33,6 +33,12 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
              double* u, const int* ldu, double* vt, const int* ldvt, double* work,
              const int* lwork, int* iwork, int* info, std::size_t);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info, std::size_t,
+             std::size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info, std::size_t,
+             std::size_t);
 }
 #endif
 
@@ -162,6 +168,19 @@ int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int
   return checked("gesdd", info);
 }
 
+int syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
+          int* iwork, int liwork) {
+  int info = 0;
+  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  return checked("syevd", info);
+}
+int syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork,
+          int* iwork, int liwork) {
+  int info = 0;
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  return checked("syevd", info);
+}
+
 #else
 
 namespace {
@@ -222,6 +241,13 @@ int gesdd(char, int, int, float*, int, float*, float*, int, float*, int, float*,
 }
 int gesdd(char, int, int, double*, int, double*, double*, int, double*, int, double*, int, int*) {
   no_openblas("gesdd");
+}
+
+int syevd(char, char, int, float*, int, float*, float*, int, int*, int) {
+  no_openblas("syevd");
+}
+int syevd(char, char, int, double*, int, double*, double*, int, int*, int) {
+  no_openblas("syevd");
 }
 
 #endif

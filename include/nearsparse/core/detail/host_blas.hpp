@@ -91,6 +91,14 @@ int gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ld
 int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
           int ldvt, double* work, int lwork, int* iwork);
 
+/// Eigenvalues (ascending, in w) and, with jobz 'V', the orthonormal eigenvectors (in a, by
+/// columns) of a symmetric matrix by divide and conquer (?syevd), uplo 'U' or 'L'; lwork or
+/// liwork = -1 asks for the workspace sizes in work[0] and iwork[0].
+int syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork,
+          int* iwork, int liwork);
+int syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork,
+          int* iwork, int liwork);
+
 namespace detail {
 template <class View>
 int leading_dimension(const View& v, bool column_major) {

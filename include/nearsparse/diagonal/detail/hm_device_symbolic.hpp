@@ -17,6 +17,7 @@
 // The host waits once, then copies C's arrays out. The result equals the host pass's exactly
 // (unit_tests/diagonal/test_hm_product.cpp compares every array).
 
+#include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/diagonal/detail/hm_band_tiles.hpp>
 #include <nearsparse/diagonal/detail/hm_symbolic.hpp>
@@ -301,8 +302,8 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
         index_type run[4];
         for (int f = 0; f < 4; ++f) {
           index_type before = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(t, team),
+          nearsparse::detail::team_reduce_fenced(
+              t, team,
               [&](const int u, index_type& acc) {
                 acc += team_totals(std::size_t(u) * fields + f);
               },
@@ -333,8 +334,8 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
         if (team == t.league_size() - 1) {
           // The last team ends C's arrays: their closing entries and the totals.
           index_type all_adds = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(t, t.league_size()),
+          nearsparse::detail::team_reduce_fenced(
+              t, t.league_size(),
               [&](const int u, index_type& acc) {
                 acc += team_totals(std::size_t(u) * fields + 4);
               },

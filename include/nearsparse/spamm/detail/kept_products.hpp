@@ -4,6 +4,7 @@
 // backend: one pass over the MT x NT x KT norm products.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
+#include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/spamm/detail/norms.hpp>
 #include <nearsparse/spamm/detail/tau_search.hpp>
 #include <nearsparse/spamm/options.hpp>
@@ -38,9 +39,9 @@ struct fixed_tau {
 /// scalar_intra_warp_reduction). compute-sanitizer racecheck reported those reads and writes as
 /// 36,380 shared-memory hazards in this kernel. They are not from this code, and they give correct
 /// sums on current GPUs (the lanes of a warp run each step together), but they are races by the
-/// CUDA memory model, and they hide real ones in racecheck's report. A team reduction
-/// (TeamThreadRange: shuffles, and shared memory only across barriers) and one atomic per row of
-/// V have none.
+/// CUDA memory model, and they hide real ones in racecheck's report. A team reduction followed by
+/// a barrier (team_reduce_fenced: shuffles within warps, shared memory between barriers) and one
+/// atomic per row of V have none.
 template <class ExecSpace, class Mem, class Tau, class Sum>
 void add_kept_rows(const ExecSpace& exec, const norm_map<Mem>& a_norms,
                    const norm_map<Mem>& b_norms, Tau tau_of, const work_matrix<Mem>& v,
@@ -56,8 +57,8 @@ void add_kept_rows(const ExecSpace& exec, const norm_map<Mem>& a_norms,
         const int i = team.league_rank();
         const double tau = tau_of();
         std::int64_t row = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, nt),
+        nearsparse::detail::team_reduce_fenced(
+            team, nt,
             [&](const int j, std::int64_t& s) {
               int kept = 0;
               for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
@@ -229,8 +230,8 @@ void search_tau_in_one_team(const ExecSpace& exec, const norm_map<Mem>& a_norms,
     // Kept products at tau: for each (i, k), the j with A(i,k) * B(k,j) >= tau.
     const auto count_at = [&](const double tau) {
       std::int64_t kept = 0;
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(t, rows),
+      nearsparse::detail::team_reduce_fenced(
+          t, rows,
           [&](const int e, std::int64_t& c) {
             const int i = e / kt, k = e % kt;
             const double a = a_norms(i, k);

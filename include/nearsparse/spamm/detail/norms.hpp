@@ -5,6 +5,7 @@
 // (a plain loop per tile that the compiler vectorizes) on Kokkos::OpenMP and Kokkos::Serial.
 
 #include <nearsparse/core/detail/dispatch.hpp>
+#include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/spamm/detail/geometry.hpp>
 #include <nearsparse/spamm/detail/host_path.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
@@ -44,8 +45,9 @@ void compute_norms_impl(const ExecSpace& exec, const void* packed, const geometr
         const int r_end = (tr + 1) * tile < rows ? tile : rows - tr * tile;
         const int c_end = (tk + 1) * tile < k ? tile : k - tk * tile;
         double sum = 0.0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, r_end),
+        // Fenced: a block runs several league ranks in turn where the grid is capped.
+        nearsparse::detail::team_reduce_fenced(
+            team, r_end,
             [&](const int r, double& row_sum) {
               const storage* row = data + static_cast<std::size_t>(tr * tile + r) * kp +
                                    static_cast<std::size_t>(tk) * tile;

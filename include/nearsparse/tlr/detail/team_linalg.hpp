@@ -7,6 +7,8 @@
 // vector lanes of a thread (ThreadVectorRange) take rows, so consecutive lanes touch consecutive
 // addresses. Every routine ends with a team barrier: its results are visible to the whole team.
 
+#include <nearsparse/core/detail/team_reduce.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -47,12 +49,13 @@ void launch_in_batches(const ExecSpace& exec, const std::string& label, std::siz
   }
 }
 
-/// Sum of f(i, j) over the m x n index range, reduced across the team; every thread gets it.
+/// Sum of f(i, j) over the m x n index range, reduced across the team; every thread gets it, and
+/// the team may reduce again at once (core/detail/team_reduce.hpp).
 template <class Team, class F>
 KOKKOS_INLINE_FUNCTION double team_sum(const Team& team, int m, int n, const F& f) {
   double total = 0;
-  Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, n),
+  nearsparse::detail::team_reduce_fenced(
+      team, n,
       [&](const int j, double& outer) {
         double column = 0;
         Kokkos::parallel_reduce(

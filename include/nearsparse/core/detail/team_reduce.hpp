@@ -1,0 +1,29 @@
+#pragma once
+// A team reduction that a later team reduction of the same kernel cannot disturb.
+//
+// On Kokkos::Cuda, Kokkos 3.4 reduces across the warps of a team through one static __shared__
+// array per value type (cuda_inter_warp_reduction in Kokkos_Cuda_ReduceScan.hpp): it writes the
+// warps' partial values into it with no barrier before the writes, and every thread reads the
+// result from it after the last barrier. Two team reductions in a row without a barrier between
+// them therefore race: a fast warp of the second one writes its partial while a slow warp of the
+// first still reads the result, and the slow warp takes a wrong total. compute-sanitizer racecheck
+// finds these as shared-memory errors, and under its scheduling the totals do differ (a tau search
+// that replicates its bisection in every thread then diverges). The same holds for a kernel that
+// reduces once per league rank, where one block runs several league ranks in turn. A barrier after
+// every thread has its copy of the result closes the window; it costs one __syncthreads.
+
+#include <Kokkos_Core.hpp>
+
+namespace nearsparse::detail {
+
+/// Kokkos::parallel_reduce(TeamThreadRange(team, n), f, result), then a team barrier: every
+/// thread holds the total, and the team may start its next reduction at once. Call it from every
+/// thread of the team.
+template <class Member, class Closure, class Value>
+KOKKOS_INLINE_FUNCTION void team_reduce_fenced(const Member& team, int n, const Closure& f,
+                                               Value& result) {
+  Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, n), f, result);
+  team.team_barrier();
+}
+
+}  // namespace nearsparse::detail

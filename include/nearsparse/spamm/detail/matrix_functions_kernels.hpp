@@ -1,0 +1,94 @@
+#pragma once
+// The element-wise and reduction kernels the SpAMM matrix functions run between their products:
+// identity shifts, linear combinations, traces and distances to the identity, all on the
+// execution-space instance they are given and accumulated in double.
+
+#include <nearsparse/core/view_checks.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace nearsparse::spamm::detail {
+
+template <class ExecSpace>
+using mdrange2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+
+/// out = a * x + b * I (out may be x).
+template <class ExecSpace, class OutView, class XView>
+void scale_shift(const ExecSpace& exec, const OutView& out, double a, const XView& x, double b) {
+  using value = typename OutView::non_const_value_type;
+  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  if (n == 0 || m == 0) return;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::scale_shift", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+      KOKKOS_LAMBDA(const int i, const int j) {
+        const double v = a * static_cast<double>(x(i, j)) + (i == j ? b : 0.0);
+        out(i, j) = static_cast<value>(v);
+      });
+}
+
+/// out = a * x + b * y + c * I (out may be x or y).
+template <class ExecSpace, class OutView, class XView, class YView>
+void combine(const ExecSpace& exec, const OutView& out, double a, const XView& x, double b,
+             const YView& y, double c) {
+  using value = typename OutView::non_const_value_type;
+  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  if (n == 0 || m == 0) return;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::combine", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+      KOKKOS_LAMBDA(const int i, const int j) {
+        const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
+                         (i == j ? c : 0.0);
+        out(i, j) = static_cast<value>(v);
+      });
+}
+
+/// out = I.
+template <class ExecSpace, class OutView>
+void set_identity(const ExecSpace& exec, const OutView& out) {
+  using value = typename OutView::non_const_value_type;
+  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  if (n == 0 || m == 0) return;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::set_identity", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+      KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = value(i == j ? 1 : 0); });
+}
+
+/// trace(x) of a square matrix.
+template <class ExecSpace, class XView>
+double trace(const ExecSpace& exec, const XView& x) {
+  const int n = static_cast<int>(x.extent(0));
+  if (n == 0) return 0.0;
+  double sum = 0.0;
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int i, double& s) { s += static_cast<double>(x(i, i)); }, sum);
+  return sum;
+}
+
+/// ||a * x + b * y + c * I||_F, without forming the combination.
+template <class ExecSpace, class XView, class YView>
+double combination_norm(const ExecSpace& exec, double a, const XView& x, double b, const YView& y,
+                        double c) {
+  const int n = static_cast<int>(x.extent(0)), m = static_cast<int>(x.extent(1));
+  if (n == 0 || m == 0) return 0.0;
+  double sum = 0.0;
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::combination_norm", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+      KOKKOS_LAMBDA(const int i, const int j, double& s) {
+        const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
+                         (i == j ? c : 0.0);
+        s += v * v;
+      },
+      sum);
+  return std::sqrt(sum);
+}
+
+/// ||x - c I||_F.
+template <class ExecSpace, class XView>
+double shifted_norm(const ExecSpace& exec, const XView& x, double c) {
+  return combination_norm(exec, 1.0, x, 0.0, x, -c);
+}
+
+}  // namespace nearsparse::spamm::detail
