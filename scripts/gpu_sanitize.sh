@@ -70,13 +70,15 @@ for tool in $tools; do
     # memcheck and synccheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N
     # hazards displayed (E errors, W warnings)".
     errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -n 1 | grep -Eo '[0-9]+$' || true)
+    errors=${errors:-0}
     warnings=0
     race=$(grep -Eo 'RACECHECK SUMMARY: .*' "$log" | tail -n 1 || true)
     if [[ -n $race ]]; then
-      errors=$(grep -Eo '[0-9]+ errors?' <<<"$race" | grep -Eo '^[0-9]+' || echo 0)
+      # Both summaries may appear: keep the larger error count.
+      race_errors=$(grep -Eo '[0-9]+ errors?' <<<"$race" | grep -Eo '^[0-9]+' || echo 0)
+      [[ $race_errors -gt $errors ]] && errors=$race_errors
       warnings=$(grep -Eo '[0-9]+ warnings?' <<<"$race" | grep -Eo '^[0-9]+' || echo 0)
     fi
-    errors=${errors:-0}
     grep -q 'SUMMARY' "$log" || errors=unknown
     echo "$tool,$program,$errors,$warnings,$seconds,$rc" >>"$csv"
     if [[ $errors != 0 || $rc -ne 0 ]]; then status=1; fi

@@ -49,10 +49,10 @@ inline void gesdd_converged(int rows, int cols, double* a, int lda, double* s, d
   const int info = hb::gesdd('S', rows, cols, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork);
   if (info > 0)
     throw nearsparse::runtime_error(
-        nearsparse::detail::concat("nearsparse::tlr: LAPACK gesdd did not converge on a ", rows,
-                                   " x ", cols, " tile factor (info ", info,
-                                   "); the tile holds values too large or too close to "
-                                   "overflow for its SVD"));
+        nearsparse::detail::concat("nearsparse::tlr (compression or recompression of a tile): "
+                                   "LAPACK gesdd did not converge on a ",
+                                   rows, " x ", cols, " tile factor (info ", info,
+                                   "): a NaN or Inf in the tile, or values near overflow"));
 }
 
 /// Per-thread workspace of Kokkos host kernels: one slice per UniqueToken value.

@@ -121,7 +121,7 @@ void check_search(const Exec& exec, spamm::plan<Exec>& plan, const spamm::search
     const double up = std::nextafter(found.tau, std::numeric_limits<double>::infinity());
     const double next = next_product(an, bn, found.tau);
     INFO("next norm product " << next);
-    CHECK(host_bound(an, bn, up) > target * norm_product * (1 + 1e-12));
+    CHECK(host_bound(an, bn, up) > target * norm_product * (1 - 1e-12));
     if (std::isfinite(next)) CHECK(host_bound(an, bn, next) == host_bound(an, bn, up));
     plan.set_tau(exec, up);
     CHECK(plan.error_bound(exec).relative() > target);
@@ -473,4 +473,30 @@ NEARSPARSE_SPACE_TEST_CASE("spamm::multiply reports an error bound only for an e
   const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c, opt);
   CHECK(report.error_bound >= 0);
   CHECK(report.error_bound <= 1e-2);
+}
+
+NEARSPARSE_SPACE_TEST_CASE("the error bound follows tau through a valid-ratio search",
+                           "[spamm][error_target]") {
+  using exec_space = TestType;
+  const exec_space exec;
+  const auto seed = nearsparse::test::fresh_seed();
+  INFO("seed " << seed);
+  matrix<exec_space> a("A", 150, 140), b("B", 140, 130);
+  nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
+  nearsparse::fill_random(exec, b, seed + 1, -1.0, 1.0);
+  spamm::options opt;
+  opt.precision = spamm_precision::fp64;
+  opt.tile = 32;
+  opt.target_error = 1e-2;
+  spamm::plan plan(exec, a, b, opt);
+  for (const auto launch :
+       {spamm::search_launch::one_launch, spamm::search_launch::launch_per_count}) {
+    spamm::search_options search;
+    search.launch = launch;
+    plan.search_tau(exec, 0.2, search);
+    spamm::detail::error_bound_scratch<typename exec_space::memory_space> scratch;
+    const auto fresh =
+        spamm::detail::error_bound_at(exec, plan.a_norms(), plan.b_norms(), plan.tau(), scratch);
+    CHECK(plan.error_bound(exec).bound == fresh.bound);
+  }
 }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace spamm = nearsparse::spamm;
@@ -417,6 +418,15 @@ NEARSPARSE_SPACE_TEST_CASE("matrix functions refuse bad arguments", "[spamm][fun
   spamm::detail::scale_shift(exec, neg, -1.0, neg, 0.0);
   CHECK_THROWS_WITH(spamm::inverse_sqrt(exec, neg, d, opt),
                     Catch::Contains("not positive definite"));
+  // A NaN in the input is named with the function and the argument.
+  Kokkos::deep_copy(exec, Kokkos::subview(h, 3, 5), std::numeric_limits<double>::quiet_NaN());
+  CHECK_THROWS_WITH(spamm::sp2(exec, h, 20, d, opt), Catch::Contains("nearsparse::spamm::sp2") &&
+                                                         Catch::Contains("'H'") &&
+                                                         Catch::Contains("non-finite"));
+  CHECK_THROWS_WITH(spamm::inverse_sqrt(exec, h, d, opt),
+                    Catch::Contains("nearsparse::spamm::inverse_sqrt") && Catch::Contains("'S'"));
+  CHECK_THROWS_WITH(spamm::sign(exec, h, d, opt),
+                    Catch::Contains("nearsparse::spamm::sign") && Catch::Contains("'A'"));
 }
 
 NEARSPARSE_SPACE_TEST_CASE("a missed target is reported, never claimed", "[spamm][functions]") {

@@ -54,8 +54,17 @@
 // the accuracy floor of the precision (function_error_floor) is refused with
 // nearsparse::invalid_argument; a target the iteration did not reach (max_iterations, a
 // stagnating residual, a too small gap, the rounding of the 16-bit formats in inverse_sqrt) is
-// reported as target_met = false, never silently missed. Measured errors against a dense
-// eigendecomposition (unit_tests/spamm/test_matrix_functions.cpp) lie below the estimate.
+// reported as target_met = false, never silently missed within the estimate's assumptions.
+// Measured errors against a dense eigendecomposition (unit_tests/spamm/test_matrix_functions.cpp)
+// lie below the estimate.
+//
+// The estimate is first order and rests on assumptions it does not check. sp2: that the gap of
+// every iterate around the split stays at least g0, which holds near half filling (the split near
+// 1/2); an X -> X^2 step narrows the gap of a split below 1/2, 2X - X^2 one above. inverse_sqrt:
+// that S is well conditioned; an error in Y reaches Z amplified by up to about kappa(S). The
+// 16-bit formats: that the roundings of earlier steps rotate the invariant subspace less than the
+// last step's. Where these fail the estimate may be optimistic: check a tight target against an
+// eigendecomposition at a small N first (the commands' self-check does).
 //
 //   nearsparse::spamm::function_options opt;
 //   opt.precision = nearsparse::spamm::precision::fp32;
@@ -63,6 +72,7 @@
 //   auto report = nearsparse::spamm::sp2(exec, H, n / 2, D, opt);   // D: the density matrix
 
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/finite.hpp>
 #include <nearsparse/core/implementation.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/spamm/model_matrices.hpp>
@@ -211,6 +221,7 @@ function_report sp2(const ExecSpace& exec, const HView& h, std::int64_t occupied
                     const function_options& opt = function_options{}) {
   constexpr const char* fn = "nearsparse::spamm::sp2";
   detail::check_function_arguments<ExecSpace>(fn, h, d, opt);
+  require_finite(exec, fn, "H", h);
   require(occupied >= 0 && std::uint64_t(occupied) <= h.extent(0), fn, "occupied",
           nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", h.extent(0),
                                      "] for H of extents ", nearsparse::detail::extents_string(h)));
@@ -225,6 +236,7 @@ function_report inverse_sqrt(const ExecSpace& exec, const SView& s, const ZView&
                              const function_options& opt = function_options{}) {
   constexpr const char* fn = "nearsparse::spamm::inverse_sqrt";
   detail::check_function_arguments<ExecSpace>(fn, s, z, opt);
+  require_finite(exec, fn, "S", s);
   return detail::inverse_sqrt_impl(exec, s, z, opt);
 }
 
@@ -235,6 +247,7 @@ function_report sign(const ExecSpace& exec, const AView& a, const XView& x,
                      const function_options& opt = function_options{}) {
   constexpr const char* fn = "nearsparse::spamm::sign";
   detail::check_function_arguments<ExecSpace>(fn, a, x, opt);
+  require_finite(exec, fn, "A", a);
   return detail::sign_impl(exec, a, x, opt);
 }
 

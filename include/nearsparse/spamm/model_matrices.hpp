@@ -30,6 +30,7 @@
 // cos theta + rho^2), so every eigenvalue of S lies in ((1 - rho)/(1 + rho), (1 + rho)/(1 - rho))
 // and cond(S) < coth(alpha/2)^2 in 1-D, coth(alpha/2)^6 in 3-D (overlap_condition_bound).
 
+#include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -238,8 +239,8 @@ spectral_bounds gershgorin_bounds(const ExecSpace& exec, const AView& a) {
       KOKKOS_LAMBDA(const member& team, double& lo) {
         const int i = team.league_rank();
         double r = 0.0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
+        nearsparse::detail::team_reduce_fenced(
+            team, n,
             [&](const int j, double& s) {
               const double v = static_cast<double>(a(i, j));
               if (j != i) s += v < 0 ? -v : v;
@@ -256,8 +257,8 @@ spectral_bounds gershgorin_bounds(const ExecSpace& exec, const AView& a) {
       KOKKOS_LAMBDA(const member& team, double& hi) {
         const int i = team.league_rank();
         double r = 0.0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, n),
+        nearsparse::detail::team_reduce_fenced(
+            team, n,
             [&](const int j, double& s) {
               const double v = static_cast<double>(a(i, j));
               if (j != i) s += v < 0 ? -v : v;

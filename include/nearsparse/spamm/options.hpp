@@ -66,7 +66,9 @@ enum class search_launch { automatic, one_launch, launch_per_count };
 ///
 /// A search for an error target (options::target_error, plan::search_error) uses max_iterations
 /// only: it bisects over the norm products themselves and ends on the exact answer, in at most
-/// about 64 steps and usually far fewer; tolerance, max_widenings and launch do not apply to it.
+/// about 64 steps and usually far fewer (with the default 60 it may stop a few steps short:
+/// converged = false, tau still meeting the target; 64 reaches the answer always); tolerance,
+/// max_widenings and launch do not apply to it.
 struct search_options {
   int max_iterations = 60;   ///< bisection steps after the interval is found
   int max_widenings = 1000;  ///< most times the upper end is widened

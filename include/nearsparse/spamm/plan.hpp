@@ -21,7 +21,8 @@
 //
 // With an error target instead (relative to ||A||_F ||B||_F; see options.hpp):
 //
-//   opt.target_valid_ratio = 0;
+//   opt.precision = nearsparse::spamm::precision::fp32;
+//   opt.target_valid_ratio = 0;                     // one target, not both
 //   opt.target_error = 1e-3;                        // at least rounding_floor(opt.precision)
 //   nearsparse::spamm::plan plan(exec, A, B, opt);  // tau: the largest that meets 1e-3
 //   plan.error_bound(exec).relative();              // <= 1e-3
@@ -295,6 +296,7 @@ class plan {
                            const char* fn) {
     namespace ds = detail;
     ds::validate_search(fn, target, search);
+    bound_known_ = false;  // every path below moves tau
     search_report result;
     result.target = target;
     const double total = geo_.tile_products();
