@@ -56,7 +56,11 @@ class product_chain {
     } else {
       plan_->update(exec, a, b);
     }
-    const double norms = frobenius_norm(exec, a) * frobenius_norm(exec, b);
+    // X X (sp2, sign) reads its operand's norm once.
+    const double norm_a = frobenius_norm(exec, a);
+    const bool same = static_cast<const void*>(a.data()) == static_cast<const void*>(b.data()) &&
+                      a.extent(0) == b.extent(0) && a.extent(1) == b.extent(1);
+    const double norms = norm_a * (same ? norm_a : frobenius_norm(exec, b));
     const double target = std::min(norms > 0 ? budget / norms : 1.0, 1.0);
     function_step step;
     step.product_target = target;
