@@ -447,3 +447,33 @@ NEARSPARSE_SPACE_TEST_CASE("a missed target is reported, never claimed", "[spamm
   CHECK(!r.target_met);
   CHECK(r.error_estimate > opt.target_error);
 }
+
+NEARSPARSE_SPACE_TEST_CASE("model matrix generators refuse bad arguments", "[spamm][models]") {
+  using exec_space = TestType;
+  const exec_space exec;
+  using Catch::Contains;
+  matrix<exec_space> rect("rect", 30, 31), square("square", 30, 30), cube("cube", 27, 27);
+  CHECK_THROWS_WITH(spamm::fill_dimerized_chain(exec, rect),
+                    Contains("nearsparse::spamm::fill_dimerized_chain") && Contains("'H'") &&
+                        Contains("30 x 31"));
+  spamm::chain_model chain;
+  chain.t1 = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(spamm::fill_dimerized_chain(exec, square, chain), Contains("'model'"));
+  chain = spamm::chain_model{};
+  chain.disorder = -0.1;
+  CHECK_THROWS_WITH(spamm::fill_dimerized_chain(exec, square, chain), Contains("model.disorder"));
+  spamm::cubic_model lattice;
+  lattice.nx = lattice.ny = lattice.nz = 3;
+  CHECK_THROWS_WITH(spamm::fill_cubic_lattice(exec, square, lattice),
+                    Contains("nearsparse::spamm::fill_cubic_lattice") && Contains("'H'"));
+  CHECK_NOTHROW(spamm::fill_cubic_lattice(exec, cube, lattice));
+  lattice.nx = -1;
+  CHECK_THROWS_WITH(spamm::fill_cubic_lattice(exec, cube, lattice), Contains("'model'"));
+  CHECK_THROWS_WITH(spamm::fill_overlap_chain(exec, rect),
+                    Contains("nearsparse::spamm::fill_overlap_chain") && Contains("'S'"));
+  CHECK_THROWS_WITH(spamm::fill_overlap_chain(exec, square, 0.0), Contains("'alpha'"));
+  CHECK_THROWS_WITH(spamm::fill_overlap_lattice(exec, square, 3, 3, 3),
+                    Contains("nearsparse::spamm::fill_overlap_lattice") && Contains("'S'"));
+  CHECK_THROWS_WITH(spamm::gershgorin_bounds(exec, rect),
+                    Contains("nearsparse::spamm::gershgorin_bounds") && Contains("'A'"));
+}
