@@ -153,6 +153,14 @@ __device__ __forceinline__ void issue_split(float (&acc)[R], unsigned kept, std:
                               ((kept >> q) & 1u ? b + 512 * q : zeros) + 2 * kk);
 }
 
+// A barrier of the whole thread block that its threads may reach at different instructions:
+// the producer and consumer warpgroups meet at the end of each output block from their own
+// loops, which __syncthreads (bar.sync, "aligned": every thread at the same instruction) does
+// not allow. Barrier 1, so as not to share barrier 0 with the __syncthreads of set-up.
+__device__ __forceinline__ void block_barrier() {
+  asm volatile("barrier.sync 1, %0;\n" ::"n"(wg_threads) : "memory");
+}
+
 // The block's kept list, as build_kept_list makes it but with the k that every output tile of
 // the block keeps first: the consumers then run them in a loop of full-width MMAs and the rest
 // in a loop of split ones, with no branch between MMAs. Returns the count; *full the first part.
@@ -163,7 +171,7 @@ __device__ int build_ordered_list(const kernel_params& p, int ti0, int tj0, int 
   for (int u = 0; u < sub_m && ti0 + u < p.mt; ++u)
     for (int v = 0; v < sub_n && tj0 + v < p.nt; ++v) all |= 1u << (u * sub_n + v);
   build_kept_masks<wg_threads>(p, ti0, tj0, sub_m, sub_n, masks);
-  __syncthreads();
+  block_barrier();
   if (threadIdx.x < 32) {
     const int first = append_kept(masks, p.kt, list, 0, [all](unsigned m) { return m == all; });
     const int end =
@@ -173,7 +181,7 @@ __device__ int build_ordered_list(const kernel_params& p, int ti0, int tj0, int 
       counts[1] = end;
     }
   }
-  __syncthreads();
+  block_barrier();
   *full = counts[0];
   return counts[1];
 }
@@ -247,7 +255,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
           tma_load(stage + layout::a_bytes, &map_b, k, j0, &full[s]);
         }
       }
-      __syncthreads();  // masks and list are rebuilt for the next block
+      block_barrier();  // masks and list are rebuilt for the next block
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -336,7 +344,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
           if (col + 1 < p.n) out[p.s1] = beta == CT(0) ? v1 : v1 + beta * out[p.s1];
         }
       }
-      __syncthreads();
+      block_barrier();
     }
   }
 #else
