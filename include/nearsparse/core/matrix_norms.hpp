@@ -2,6 +2,7 @@
 // Frobenius norms of matrices and of their differences, accumulated in double: the error
 // measures of approximate products (||C_exact - C||_F against ||C_exact||_F).
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -16,15 +17,12 @@ double frobenius_norm(const ExecSpace& exec, const XView& x) {
   static_assert_matrix<ExecSpace, XView>();
   const int rows = static_cast<int>(x.extent(0)), cols = static_cast<int>(x.extent(1));
   if (rows == 0 || cols == 0) return 0.0;
-  double sum = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::core::frobenius_norm",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const int i, const int j, double& s) {
+  const double sum = detail::sum_elements(
+      exec, "nearsparse::core::frobenius_norm", rows, cols, detail::second_index_contiguous(x),
+      KOKKOS_LAMBDA(const int i, const int j) {
         const double v = static_cast<double>(x(i, j));
-        s += v * v;
-      },
-      sum);
+        return v * v;
+      });
   return std::sqrt(sum);
 }
 
@@ -36,15 +34,12 @@ double frobenius_distance(const ExecSpace& exec, const XView& x, const YView& y)
   require_extents("nearsparse::frobenius_distance", "Y", y, x.extent(0), x.extent(1));
   const int rows = static_cast<int>(x.extent(0)), cols = static_cast<int>(x.extent(1));
   if (rows == 0 || cols == 0) return 0.0;
-  double sum = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::core::frobenius_distance",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const int i, const int j, double& s) {
+  const double sum = detail::sum_elements(
+      exec, "nearsparse::core::frobenius_distance", rows, cols, detail::second_index_contiguous(x),
+      KOKKOS_LAMBDA(const int i, const int j) {
         const double d = static_cast<double>(x(i, j)) - static_cast<double>(y(i, j));
-        s += d * d;
-      },
-      sum);
+        return d * d;
+      });
   return std::sqrt(sum);
 }
 

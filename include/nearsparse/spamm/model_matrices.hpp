@@ -30,6 +30,7 @@
 // cos theta + rho^2), so every eigenvalue of S lies in ((1 - rho)/(1 + rho), (1 + rho)/(1 - rho))
 // and cond(S) < coth(alpha/2)^2 in 1-D, coth(alpha/2)^6 in 3-D (overlap_condition_bound).
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/random.hpp>
@@ -120,10 +121,9 @@ void fill_dimerized_chain(const ExecSpace& exec, const HView& h, const chain_mod
   const long n = static_cast<long>(h.extent(0));
   const double t1 = m.t1, t2 = m.t2, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_dimerized_chain",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0L, 0L}, {n, n}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_dimerized_chain", int(n), int(n),
+      nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
         double v = 0.0;
         if (i == j) {
           v = ((i % 2 == 0) ? delta : -delta) + detail::onsite_disorder(seed, i, w);
@@ -154,10 +154,9 @@ void fill_cubic_lattice(const ExecSpace& exec, const HView& h, const cubic_model
   const long nx = m.nx, ny = m.ny;
   const double t = m.t, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_cubic_lattice",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0L, 0L}, {n, n}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_cubic_lattice", int(n), int(n),
+      nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
         const long xi = i % nx, yi = (i / nx) % ny, zi = i / (nx * ny);
         const long xj = j % nx, yj = (j / nx) % ny, zj = j / (nx * ny);
         const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +
@@ -184,10 +183,9 @@ void fill_overlap_chain(const ExecSpace& exec, const SView& s, double alpha = 1.
   require_positive(fn, "alpha", alpha);
   using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(s.extent(0));
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_overlap_chain",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0L, 0L}, {n, n}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_overlap_chain", int(n), int(n),
+      nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
         const double d = static_cast<double>(i > j ? i - j : j - i);
         s(i, j) = static_cast<value>(::exp(-alpha * d));
       });
@@ -208,10 +206,9 @@ void fill_overlap_lattice(const ExecSpace& exec, const SView& s, int nx, int ny,
   require_positive(fn, "alpha", alpha);
   using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(sites), lx = nx, ly = ny;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_overlap_lattice",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0L, 0L}, {n, n}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_overlap_lattice", int(n), int(n),
+      nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
         const long xi = i % lx, yi = (i / lx) % ly, zi = i / (lx * ly);
         const long xj = j % lx, yj = (j / lx) % ly, zj = j / (lx * ly);
         const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +

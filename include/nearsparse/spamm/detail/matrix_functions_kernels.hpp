@@ -1,8 +1,10 @@
 #pragma once
 // The element-wise and reduction kernels the SpAMM matrix functions run between their products:
 // identity shifts, linear combinations, traces and distances to the identity, all on the
-// execution-space instance they are given and accumulated in double.
+// execution-space instance they are given and accumulated in double, each line of memory by a
+// team (core/detail/elementwise.hpp).
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -11,8 +13,9 @@
 
 namespace nearsparse::spamm::detail {
 
-template <class ExecSpace>
-using mdrange2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+using nearsparse::detail::for_each_element;
+using nearsparse::detail::second_index_contiguous;
+using nearsparse::detail::sum_elements;
 
 /// out = a * x + b * I (out may be x).
 template <class ExecSpace, class OutView, class XView>
@@ -20,8 +23,8 @@ void scale_shift(const ExecSpace& exec, const OutView& out, double a, const XVie
   using value = typename OutView::non_const_value_type;
   const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
   if (n == 0 || m == 0) return;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::scale_shift", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+  for_each_element(
+      exec, "nearsparse::spamm::scale_shift", n, m, second_index_contiguous(out),
       KOKKOS_LAMBDA(const int i, const int j) {
         const double v = a * static_cast<double>(x(i, j)) + (i == j ? b : 0.0);
         out(i, j) = static_cast<value>(v);
@@ -35,8 +38,8 @@ void combine(const ExecSpace& exec, const OutView& out, double a, const XView& x
   using value = typename OutView::non_const_value_type;
   const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
   if (n == 0 || m == 0) return;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::combine", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+  for_each_element(
+      exec, "nearsparse::spamm::combine", n, m, second_index_contiguous(out),
       KOKKOS_LAMBDA(const int i, const int j) {
         const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
                          (i == j ? c : 0.0);
@@ -50,8 +53,8 @@ void set_identity(const ExecSpace& exec, const OutView& out) {
   using value = typename OutView::non_const_value_type;
   const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
   if (n == 0 || m == 0) return;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::set_identity", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
+  for_each_element(
+      exec, "nearsparse::spamm::set_identity", n, m, second_index_contiguous(out),
       KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = value(i == j ? 1 : 0); });
 }
 
@@ -73,15 +76,13 @@ double combination_norm(const ExecSpace& exec, double a, const XView& x, double 
                         double c) {
   const int n = static_cast<int>(x.extent(0)), m = static_cast<int>(x.extent(1));
   if (n == 0 || m == 0) return 0.0;
-  double sum = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::combination_norm", mdrange2<ExecSpace>(exec, {0, 0}, {n, m}),
-      KOKKOS_LAMBDA(const int i, const int j, double& s) {
+  const double sum = sum_elements(
+      exec, "nearsparse::spamm::combination_norm", n, m, second_index_contiguous(x),
+      KOKKOS_LAMBDA(const int i, const int j) {
         const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
                          (i == j ? c : 0.0);
-        s += v * v;
-      },
-      sum);
+        return v * v;
+      });
   return std::sqrt(sum);
 }
 
