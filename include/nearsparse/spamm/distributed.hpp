@@ -31,6 +31,7 @@
 #if NEARSPARSE_ENABLE_MPI
 
 #include <nearsparse/core/detail/broadcast_channel.hpp>
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
@@ -142,10 +143,8 @@ void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, v
                   int dst_width, int offset) {
   const auto* s = static_cast<const std::uint64_t*>(src);
   auto* d = static_cast<std::uint64_t*>(dst);
-  Kokkos::parallel_for(
-      "nearsparse::spamm::assemble_panels",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0},
-                                                        {std::int64_t(rows), std::int64_t(width)}),
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::assemble_panels", rows, width, true,
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t u) {
         d[r * dst_width + offset + u] = s[r * width + u];
       });
@@ -155,10 +154,9 @@ void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, v
 template <class ExecSpace, class CView>
 void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, const CView& c) {
   using c_value = typename CView::non_const_value_type;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::scale_c",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-          exec, {0, 0}, {std::int64_t(c.extent(0)), std::int64_t(c.extent(1))}),
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::scale_c", int(c.extent(0)), int(c.extent(1)),
+      nearsparse::detail::second_index_contiguous(c),
       KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
       });

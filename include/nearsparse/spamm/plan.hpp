@@ -33,6 +33,7 @@
 // (error.hpp), whose relative_to(plan.error_bound(exec).norm_product) is in the measure of the
 // bound, and relative() in that of ||A B||_F.
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/detail/scalar_traits.hpp>
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/errors.hpp>
@@ -386,10 +387,9 @@ class plan {
     if (geo_.m == 0 || geo_.n == 0) return;
     const detail::multiply_problem p = problem();
     if (geo_.k == 0) {  // no tiles of k: C = beta * C
-      Kokkos::parallel_for(
-          "nearsparse::spamm::scale_c",
-          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {geo_.m, geo_.n}),
-          KOKKOS_LAMBDA(const int i, const int j) {
+      nearsparse::detail::for_each_element(
+          exec, "nearsparse::spamm::scale_c", geo_.m, geo_.n,
+          nearsparse::detail::second_index_contiguous(c), KOKKOS_LAMBDA(const int i, const int j) {
             c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
           });
       return;
