@@ -10,7 +10,7 @@
 //       precision), error_estimate, target_met, speedup_<baseline>.
 //   spamm_functions/invsqrt/... and spamm_functions/sign/...
 //       S^(-1/2) of the 1-D overlap matrix and sign(H) of the chain at one size, against the
-//       eigensolver.
+//       same iteration with dense GEMMs (dense_iterations) and the eigensolver.
 #include "support/harness.hpp"
 
 #include <nearsparse/core/detail/host_blas.hpp>
@@ -30,11 +30,13 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -98,6 +100,67 @@ int dense_sp2(const Exec& exec, spamm::precision p, const matrix<Exec, T>& h, lo
     if (history[0] >= 0 && residual < 0.1 * std::sqrt(occ) && residual >= history[0]) break;
     history[0] = history[1];
     history[1] = residual;
+  }
+  exec.fence();
+  return k + 1;
+}
+
+/// Coupled Newton-Schulz for S^(-1/2) (spamm::inverse_sqrt's iteration) with dense products: the
+/// same start (Y = S / g, Z = I, g the Gershgorin upper bound), steps and stopping test
+/// (||I - Z Y||_F / 2 at most half the target). Z / sqrt(g) is left in z. Returns the number of
+/// steps.
+template <class Exec, class T>
+int dense_inverse_sqrt(const Exec& exec, spamm::precision p, const matrix<Exec, T>& s,
+                       matrix<Exec, T> y, matrix<Exec, T> z, const matrix<Exec, T>& t,
+                       matrix<Exec, T> next, double target) {
+  namespace d = spamm::detail;
+  const double c = 1.0 / spamm::gershgorin_bounds(exec, s).upper;
+  const double sqrt_n = std::sqrt(double(s.extent(0))), stop = 0.5 * target;
+  d::scale_shift(exec, y, c, s, 0.0);
+  d::set_identity(exec, z);
+  double history[2] = {-1, -1};
+  int k = 0;
+  for (; k < 100; ++k) {
+    dense_gemm(exec, p, z, y, t);
+    const double residual = d::shifted_norm(exec, t, 1.0);
+    if (0.5 * residual <= stop) break;
+    if (history[0] >= 0 && residual < 0.1 * sqrt_n && residual >= history[0]) break;
+    history[0] = history[1];
+    history[1] = residual;
+    d::combine(exec, t, -0.5, t, 0.0, t, 1.5);  // T = (3I - Z Y) / 2
+    dense_gemm(exec, p, y, t, next);
+    std::swap(y, next);
+    dense_gemm(exec, p, t, z, next);
+    std::swap(z, next);
+  }
+  d::scale_shift(exec, z, std::sqrt(c), z, 0.0);
+  exec.fence();
+  return k + 1;
+}
+
+/// Newton-Schulz for sign(A) (spamm::sign's iteration) with dense products: X = A / b (b the
+/// larger Gershgorin bound in magnitude), X <- X (3I - X^2) / 2 until ||X^2 - I||_F is at most
+/// half the target times sqrt(N). Returns the number of steps.
+template <class Exec, class T>
+int dense_sign(const Exec& exec, spamm::precision p, const matrix<Exec, T>& a, matrix<Exec, T> x,
+               const matrix<Exec, T>& x2, matrix<Exec, T> next, double target) {
+  namespace d = spamm::detail;
+  const auto b = spamm::gershgorin_bounds(exec, a);
+  const double bound = std::max(std::abs(b.lower), std::abs(b.upper));
+  const double sqrt_n = std::sqrt(double(a.extent(0))), stop = 0.5 * target * sqrt_n;
+  d::scale_shift(exec, x, 1.0 / bound, a, 0.0);
+  double history[2] = {-1, -1};
+  int k = 0;
+  for (; k < 100; ++k) {
+    dense_gemm(exec, p, x, x, x2);
+    const double residual = d::shifted_norm(exec, x2, 1.0);
+    if (residual <= stop) break;
+    if (history[0] >= 0 && residual < 0.1 * sqrt_n && residual >= history[0]) break;
+    history[0] = history[1];
+    history[1] = residual;
+    d::combine(exec, x2, -0.5, x2, 0.0, x2, 1.5);  // T = (3I - X^2) / 2
+    dense_gemm(exec, p, x, x2, next);
+    std::swap(x, next);
   }
   exec.fence();
   return k + 1;
@@ -240,13 +303,24 @@ void bench_function(benchmark::State& state, function_kind kind, spamm::precisio
   if constexpr (on_host<Exec>) host_blas::set_threads(exec.concurrency());
   spamm::function_report report;
   eigen_baseline<Exec, T> eig(exec, int(n));
+  // The dense iteration's matrices.
+  matrix<Exec, T> w[4] = {matrix<Exec, T>("W0", n, n), matrix<Exec, T>("W1", n, n),
+                          matrix<Exec, T>("W2", n, n), matrix<Exec, T>("W3", n, n)};
+  int dense_steps = 0;
+  nearsparse::perf::contender dense{
+      "dense_iteration", [&] {
+        dense_steps = kind == function_kind::invsqrt
+                          ? dense_inverse_sqrt(exec, p, a, w[0], w[1], w[2], w[3], target)
+                          : dense_sign(exec, p, a, w[0], w[1], w[2], target);
+      }};
   nearsparse::perf::compare_many(
       state, exec,
       [&] {
         report = kind == function_kind::invsqrt ? spamm::inverse_sqrt(exec, a, f, opt)
                                                 : spamm::sign(exec, a, f, opt);
       },
-      {{"eigensolver", [&] { eig.run(exec, a, kind, 0); }, 1, 0}}, workload{}, 1);
+      {dense, {"eigensolver", [&] { eig.run(exec, a, kind, 0); }, 1, 0}}, workload{}, 1);
+  state.counters["dense_iterations"] = dense_steps;
   state.counters["iterations"] = report.iterations;
   state.counters["products"] = double(report.steps.size());
   state.counters["mean_valid_ratio"] = report.mean_valid_ratio;
