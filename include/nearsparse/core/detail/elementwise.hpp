@@ -15,10 +15,12 @@
 namespace nearsparse::detail {
 
 /// Whether the second index of v runs along memory (LayoutRight, or a strided View whose column
-/// stride is the smaller one). Ties (a single row or column) do not matter.
+/// stride is the smaller one). On a tie (a single row or column, where both strides may be 1)
+/// the longer index makes the lines, so that teams are not given lines of one element.
 template <class View>
 bool second_index_contiguous(const View& v) {
-  return v.stride_1() <= v.stride_0();
+  if (v.stride_1() != v.stride_0()) return v.stride_1() < v.stride_0();
+  return v.extent(1) >= v.extent(0);
 }
 
 /// The elements of a rows x cols matrix as lines of the memory order: `lines` lines of `length`
