@@ -124,15 +124,18 @@ kept_reference kept_product(double alpha, const host_matrix<double>& a,
   return r;
 }
 
-/// The median of the nonzero norm products of a and b's tiles.
+/// A tau halfway between the two middle norm products of a and b's tiles.
 double median_norm_product(const host_matrix<double>& a, const host_matrix<double>& b, int tile) {
   const auto an = tile_norms(a, tile), bn = tile_norms(b, tile);
   std::vector<double> products;
   for (std::size_t i = 0; i < an.rows; ++i)
     for (std::size_t k = 0; k < an.cols; ++k)
       for (std::size_t j = 0; j < bn.cols; ++j) products.push_back(an(i, k) * bn(k, j));
+  // Halfway (geometrically) between the two middle products, so that no product lies within
+  // rounding of tau: the device's tile norms may differ from these in the last bit.
   std::sort(products.begin(), products.end());
-  return products[products.size() / 2];
+  const std::size_t mid = products.size() / 2;
+  return std::sqrt(products[mid - 1] * products[mid]);
 }
 
 template <class Exec>
@@ -240,24 +243,29 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse dense round trips and the drop rule",
 
   SECTION("relative and absolute drop rules, the dropped norm, and the strict comparison") {
     const auto d = to_device<exec_space>(exec, h);
-    // Absolute threshold exactly at one tile's norm: that tile is kept (norm >= threshold).
+    // Absolute threshold just below one tile's norm: that tile is kept. (Just below, not at:
+    // the device sums a tile's squares in another order than the host, so its norm may differ
+    // in the last bit; the exact tie is tested below on tiles whose norms are exact.)
     std::vector<double> sorted(norms.data);
     std::sort(sorted.begin(), sorted.end());
     const double at = sorted[10];
+    const double cut = at * (1 - 1e-12);
     spamm::block_sparse_options opt;
     opt.tile = tile;
     opt.rule = spamm::drop_rule::absolute;
-    opt.drop_tolerance = at;
+    opt.drop_tolerance = cut;
     const auto m = spamm::from_dense(exec, d, opt);
     CHECK(m.kept_tiles() == 15);  // sorted[10..24]
+    opt.drop_tolerance = at * (1 + 1e-12);
+    CHECK(spamm::from_dense(exec, d, opt).kept_tiles() == 14);
     // The dense matrix with the dropped tiles zeroed, and the dropped norm.
     host_matrix<double> expect = h;
     double dropped_sq = 0;
     for (std::size_t i = 0; i < h.rows; ++i)
       for (std::size_t j = 0; j < h.cols; ++j)
-        if (norms(i / tile, j / tile) < at) expect(i, j) = 0;
+        if (norms(i / tile, j / tile) < cut) expect(i, j) = 0;
     for (double x : norms.data)
-      if (x < at) dropped_sq += x * x;
+      if (x < cut) dropped_sq += x * x;
     CHECK(diff_norm(dense_of(exec, m), expect) == 0.0);
     CHECK(m.dropped_norm() == Approx(std::sqrt(dropped_sq)).epsilon(1e-12));
     CHECK(diff_norm(h, expect) == Approx(m.dropped_norm()).epsilon(1e-12));
@@ -270,6 +278,22 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse dense round trips and the drop rule",
     CHECK(mr.kept_tiles() == 14);  // the tile exactly at `at` now falls below
     rel.drop_tolerance = at / std::sqrt(total_sq) * (1 - 1e-12);
     CHECK(spamm::from_dense(exec, d, rel).kept_tiles() == 15);
+
+    // The tie itself, on tiles of one nonzero each (norms exact in any summation order): a
+    // tile whose norm equals the threshold is kept, one below it dropped.
+    host_matrix<double> single(2 * tile, tile);
+    single(0, 0) = 0.5;
+    single(tile, 1) = 0.25;
+    spamm::block_sparse_options tie;
+    tie.tile = tile;
+    tie.rule = spamm::drop_rule::absolute;
+    tie.drop_tolerance = 0.25;
+    const auto ds = to_device<exec_space>(exec, single);
+    CHECK(spamm::from_dense(exec, ds, tie).kept_tiles() == 2);
+    tie.drop_tolerance = std::nextafter(0.25, 1.0);
+    const auto ms = spamm::from_dense(exec, ds, tie);
+    CHECK(ms.kept_tiles() == 1);
+    CHECK(ms.dropped_norm() == 0.25);
   }
 
   SECTION("every tile dropped, and empty matrices") {

@@ -16,7 +16,7 @@
 //   nearsparse::spamm::block_sparse_multiply_options mopt;
 //   mopt.tau = 1e-10;                              // drop tile products with norm product < tau
 //   auto report = nearsparse::spamm::multiply(exec, 1.0, A, A, 0.0, C, mopt);
-//   report.error_bound;                            // >= ||A A - C||_F (before the drop rule)
+//   report.error_bound;  // >= ||A A - C||_F for the stored A, up to rounding, before the drop rule
 //
 // Storage layout (all in ExecSpace's memory space):
 //   row_map        int64, tile_rows + 1: the stored tiles of tile row i are row_map(i) ..
@@ -33,7 +33,9 @@
 // threshold is kept (as SpAMM keeps a product whose norm product is exactly tau). threshold =
 // drop_tolerance (drop_rule::absolute) or drop_tolerance * ||A||_F (drop_rule::relative, ||A||_F
 // over all tiles before dropping). Tiles that are exactly zero are never stored, even with
-// drop_tolerance 0. The dropped part E has ||E||_F = dropped_norm().
+// drop_tolerance 0. The dropped part E has ||E||_F = dropped_norm(). Tile norms are sums of
+// squares in double without scaling: a tile whose entries all lie below about 1e-162 has norm 0
+// and counts as zero, and an entry above about 1e154 overflows the norm (refused as non-finite).
 //
 // Memory. O(rows / tile + kept tiles * tile^2): no array of all tile_rows x tile_cols tiles,
 // and no dense rows x cols array, anywhere but in from_dense/to_dense (whose input or output is
@@ -55,11 +57,13 @@
 // norm) (beta != 0) or report.dropped_norm (beta == 0): by the triangle inequality it bounds the
 // norm of everything dropped from C, at its construction and since.
 //
-// Complexity. from_dense: O(rows * cols). from_crs, to_crs: O(nnz + kept tiles * tile^2 +
-// tile_rows * tile_cols / 32) (the last term clears and scans bitmaps, one word per 32 tiles).
-// multiply: symbolic O(candidate products + tile_rows * tile_cols / 32), numeric O(kept
-// products * tile^3 + tiles of C * tiles of A's row * log), memory O(tiles of C * tile^2)
-// plus one int per output tile whose products were all dropped (for the error bound). The kernels
+// Complexity. from_dense: O(rows * cols). from_crs: O(nnz + kept tiles * tile^2 + tile_rows *
+// tile_cols / 32) (the last term clears and scans bitmaps, one word per 32 tiles). to_crs:
+// O(kept tiles * tile^2). multiply: symbolic O(candidate products + tile_rows * tile_cols / 32),
+// numeric O(kept products * tile^3 + tiles of C * tiles of A's row * log), and for the error
+// bound O(tiles whose products were all dropped * tiles of A's row * log) (with a large tau
+// this approaches the symbolic cost of a dense product); memory O(tiles of C * tile^2) plus
+// one int per output tile whose products were all dropped. The kernels
 // are the portable TeamPolicy ones on every backend (no vendor BLAS).
 //
 // Copies of a block_sparse_matrix share its arrays, as copies of a Kokkos::View do. multiply

@@ -396,6 +396,8 @@ template <class Member, class Bits, class RowMap, class Entries, class Values>
 KOKKOS_INLINE_FUNCTION void mark_crs_row(const Member& team, const Bits& bits, int words, int i,
                                          int tile, int rows, const RowMap& row_map,
                                          const Entries& entries, const Values& values) {
+  // A team that runs several league ranks in turn may still read the last rank's bits.
+  team.team_barrier();
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, words), [&](const int w) { bits(w) = 0u; });
   team.team_barrier();
   const int r_end = (i + 1) * tile <= rows ? tile : rows - i * tile;
@@ -593,6 +595,8 @@ struct product_row_marker {
   template <class Member, class Bits>
   KOKKOS_INLINE_FUNCTION std::int64_t mark(const Member& team, int i, const Bits& kept_bits,
                                            const Bits& any_bits, int words) const {
+    // A team that runs several league ranks in turn may still read the last rank's bits.
+    team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, words), [&](const int w) {
       kept_bits(w) = 0u;
       any_bits(w) = 0u;
@@ -750,6 +754,12 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
                                           kept_counts, c_row_map, mt);
   const std::int64_t n_d = exclusive_scan(
       exec, "nearsparse::spamm::block_sparse::multiply_dropped_scan", drop_counts, d_row_map, mt);
+  // The tiles of C and those whose products were all dropped are counted with int below.
+  constexpr std::int64_t int_max = 2147483647;
+  nearsparse::require(n_c <= int_max && n_d <= int_max, "nearsparse::spamm::multiply", "C",
+                      nearsparse::detail::concat("would have ", n_c, " tiles and ", n_d,
+                                                 " tiles whose products were all dropped; at most ",
+                                                 int_max, " of each are supported"));
   auto c_cols = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
                                                std::size_t(n_c));
   auto d_cols = bs_alloc_raw<int, MemorySpace>(
