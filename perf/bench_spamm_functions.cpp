@@ -102,7 +102,7 @@ int dense_sp2(const Exec& exec, spamm::precision p, const matrix<Exec, T>& h, lo
     history[1] = residual;
   }
   exec.fence();
-  return k + 1;
+  return std::min(k + 1, 100);
 }
 
 /// Coupled Newton-Schulz for S^(-1/2) (spamm::inverse_sqrt's iteration) with dense products: the
@@ -135,7 +135,7 @@ int dense_inverse_sqrt(const Exec& exec, spamm::precision p, const matrix<Exec, 
   }
   d::scale_shift(exec, z, std::sqrt(c), z, 0.0);
   exec.fence();
-  return k + 1;
+  return std::min(k + 1, 100);
 }
 
 /// Newton-Schulz for sign(A) (spamm::sign's iteration) with dense products: X = A / b (b the
@@ -146,7 +146,8 @@ int dense_sign(const Exec& exec, spamm::precision p, const matrix<Exec, T>& a, m
                const matrix<Exec, T>& x2, matrix<Exec, T> next, double target) {
   namespace d = spamm::detail;
   const auto b = spamm::gershgorin_bounds(exec, a);
-  const double bound = std::max(std::abs(b.lower), std::abs(b.upper));
+  double bound = std::max(std::abs(b.lower), std::abs(b.upper));
+  if (!(bound > 0)) bound = 1.0;  // as spamm::sign: A = 0 stagnates and says so
   const double sqrt_n = std::sqrt(double(a.extent(0))), stop = 0.5 * target * sqrt_n;
   d::scale_shift(exec, x, 1.0 / bound, a, 0.0);
   double history[2] = {-1, -1};
@@ -163,7 +164,7 @@ int dense_sign(const Exec& exec, spamm::precision p, const matrix<Exec, T>& a, m
     std::swap(x, next);
   }
   exec.fence();
-  return k + 1;
+  return std::min(k + 1, 100);
 }
 
 /// f(A) = V f(l) V^T by the dense symmetric eigendecomposition: syevd (LAPACK on the host,
