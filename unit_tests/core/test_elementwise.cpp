@@ -26,6 +26,12 @@ double host_sum_squares(const HostView& v) {
   return s;
 }
 
+/// The value written at (i, j): exact in double however the device contracts or orders the
+/// operations (quarters and 1024ths below 4), so the host can compare it bit for bit.
+KOKKOS_INLINE_FUNCTION double value(int i, int j) {
+  return 0.25 * double((i * 7 + j * 3) % 11) - 1.0 + double(i) / 1024.0;
+}
+
 /// Checks frobenius_norm, frobenius_distance, sum_elements and for_each_element on v (a rank-2
 /// View on exec's memory space), filling it with values that depend on (i, j).
 template <class Exec, class View>
@@ -35,14 +41,16 @@ void check_view(const Exec& exec, const View& v) {
   // Every element written once, in place, from its own indices.
   nearsparse::detail::for_each_element(
       exec, "test::fill", rows, cols, nearsparse::detail::second_index_contiguous(v),
-      KOKKOS_LAMBDA(const int i, const int j) {
-        v(i, j) = 0.25 * double((i * 7 + j * 3) % 11) - 1.0 + 1e-3 * i;
-      });
+      KOKKOS_LAMBDA(const int i, const int j) { v(i, j) = value(i, j); });
+  // Kokkos copies between memory spaces only contiguous Views: a strided v goes through a
+  // LayoutRight copy in its own space first.
+  Kokkos::View<double**, Kokkos::LayoutRight, typename View::memory_space> packed("test::packed",
+                                                                                  rows, cols);
+  Kokkos::deep_copy(exec, packed, v);
   exec.fence();
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), packed);
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j)
-      REQUIRE(h(i, j) == 0.25 * double((i * 7 + j * 3) % 11) - 1.0 + 1e-3 * i);
+    for (int j = 0; j < cols; ++j) REQUIRE(h(i, j) == value(i, j));
   const double expect = host_sum_squares(h);
   CHECK(nearsparse::frobenius_norm(exec, v) == Approx(std::sqrt(expect)).epsilon(1e-13));
   // Both orders give the same sum (up to rounding).
@@ -78,6 +86,27 @@ NEARSPARSE_SPACE_TEST_CASE("element-wise loops and Frobenius norms in every layo
   Kokkos::View<double**, Kokkos::LayoutStride, mem> t("column_major_strided",
                                                       Kokkos::LayoutStride(rows, 1, cols, rows));
   check_view(exec, t);
+}
+
+NEARSPARSE_SPACE_TEST_CASE("element-wise loops cut long lines into segments",
+                           "[core][elementwise]") {
+  // Lines longer than element_lines::segment_length go to several teams: every element must
+  // still be written once and summed once, at a segment's edge too.
+  using exec_space = TestType;
+  using mem = typename exec_space::memory_space;
+  const exec_space exec;
+  constexpr int segment = nearsparse::detail::element_lines::segment_length;
+  for (const auto& e : {std::pair<int, int>{3, 2 * segment + 5},
+                        {2 * segment + 1, 1},
+                        {1, segment + 1},
+                        {2, segment},
+                        {4, 3 * segment - 1}}) {
+    INFO(exec_space::name() << ", " << e.first << " x " << e.second);
+    Kokkos::View<double**, Kokkos::LayoutRight, mem> right("right", e.first, e.second);
+    Kokkos::View<double**, Kokkos::LayoutLeft, mem> left("left", e.second, e.first);
+    check_view(exec, right);
+    check_view(exec, left);
+  }
 }
 
 NEARSPARSE_SPACE_TEST_CASE("element-wise loops and sums of empty matrices do nothing",

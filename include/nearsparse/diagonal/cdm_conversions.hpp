@@ -1,6 +1,7 @@
 #pragma once
 // CDM <-> HM conversions, and through HM to and from dense, COO and CSR.
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
 #include <nearsparse/diagonal/coo_conversions.hpp>
@@ -36,10 +37,9 @@ cdm_matrix<Scalar, Mem> cdm_from_hm(const ExecSpace& exec, const hm_matrix<Scala
   const auto hm_values = m.values();
   const auto compact = out.indices();
   const auto values = out.values();
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_to_cdm",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {out.diagonal_count(), n}),
-      KOKKOS_LAMBDA(const int t, const int p) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::hm_to_cdm", out.diagonal_count(), n,
+      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
         const int k = compact(t);
         const int d = p < n - k ? k : k - n;  // superdiagonal part, then subdiagonal part
         const int s = map(d + n - 1);
@@ -58,10 +58,9 @@ hm_matrix<Scalar, Mem> hm_from_cdm(const ExecSpace& exec, const cdm_matrix<Scala
   const auto values = m.values();
   const std::size_t span = n > 0 ? 2 * std::size_t(n) - 1 : 0;
   Kokkos::View<int*, Mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::mark_cdm_parts",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {m.diagonal_count(), n}),
-      KOKKOS_LAMBDA(const int t, const int p) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::mark_cdm_parts", m.diagonal_count(), n,
+      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
         const int k = compact(t);
         if (values(t, p) != Scalar(0)) flags((p < n - k ? k : k - n) + n - 1) = 1;
       });
@@ -97,10 +96,9 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const cdm_matrix<Scala
                                 std::size_t(n), std::size_t(n));
   const auto compact = m.indices();
   const auto values = m.values();
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::cdm_to_dense",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {m.diagonal_count(), n}),
-      KOKKOS_LAMBDA(const int t, const int p) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::cdm_to_dense", m.diagonal_count(), n,
+      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
         out(p, detail::wrap(p + compact(t), n)) = values(t, p);
       });
   exec.fence();

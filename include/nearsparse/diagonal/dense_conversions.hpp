@@ -2,6 +2,7 @@
 // HM <-> dense conversions. Dense matrices the conversions return are column-major (LayoutLeft,
 // as BLAS and LAPACK take them); dense inputs may have any layout.
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/finite.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -98,10 +99,9 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   const int rows = int(a.extent(0)), cols = int(a.extent(1));
   const std::size_t span = rows + cols > 0 ? std::size_t(rows) + std::size_t(cols) - 1 : 0;
   Kokkos::View<int*, mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::mark_dense_diagonals",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const int i, const int j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::mark_dense_diagonals", rows, cols,
+      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const int i, const int j) {
         if (a(i, j) != scalar(0)) flags(j - i + rows - 1) = 1;
       });
   hm_matrix<scalar, mem> out(exec, rows, cols, detail::flagged_offsets(exec, flags, rows));
@@ -126,17 +126,25 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
                              detail::checked_offsets("nearsparse::diagonal::hm_from_dense",
                                                      "offsets", rows, cols, std::move(offsets)));
   const auto map = detail::diagonal_map(exec, out);
-  // The first nonzero off the stored diagonals (as i * cols + j), if any.
-  std::int64_t first = std::int64_t(rows) * cols;
-  const std::int64_t total = first;
-  Kokkos::parallel_reduce(
-      "nearsparse::diagonal::check_dense_structure",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const int i, const int j, std::int64_t& f) {
-        const std::int64_t flat = std::int64_t(i) * cols + j;
-        if (a(i, j) != scalar(0) && map(j - i + rows - 1) < 0 && flat < f) f = flat;
-      },
-      Kokkos::Min<std::int64_t>(first));
+  // The first nonzero off the stored diagonals (as i * cols + j), if any: an atomic minimum,
+  // taken only at such nonzeros, so the loop can follow the layout of A.
+  const std::int64_t total = std::int64_t(rows) * cols;
+  Kokkos::View<std::int64_t, mem> first_off(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::diagonal::first_off"));
+  Kokkos::deep_copy(exec, first_off, total);
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::check_dense_structure", rows, cols,
+      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const int i, const int j) {
+        if (a(i, j) != scalar(0) && map(j - i + rows - 1) < 0)
+          Kokkos::atomic_fetch_min(&first_off(), std::int64_t(i) * cols + j);
+      });
+  std::int64_t first = total;
+  Kokkos::deep_copy(
+      exec,
+      Kokkos::View<std::int64_t, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          &first),
+      first_off);
+  exec.fence();
   if (first < total) {
     const std::int64_t i = first / cols, j = first % cols;
     nearsparse::detail::throw_invalid_argument(

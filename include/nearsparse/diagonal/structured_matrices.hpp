@@ -2,6 +2,7 @@
 // Diagonal sets and random matrices on them: bands and randomly placed diagonals (the test and
 // benchmark matrices of the published experiments), with values uniform in [-1, 1).
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/random.hpp>
 #include <nearsparse/diagonal/cdm_matrix.hpp>
 #include <nearsparse/diagonal/hm_matrix.hpp>
@@ -40,10 +41,9 @@ cdm_matrix<Scalar, Mem> random_banded_cdm(const ExecSpace& exec, int n, int lowe
   fill_random(exec, m.values(), seed, -1.0, 1.0);
   const auto indices = m.indices();
   const auto values = m.values();
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::clip_band",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {m.diagonal_count(), n}),
-      KOKKOS_LAMBDA(const int t, const int p) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::diagonal::clip_band", m.diagonal_count(), n,
+      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
         const int k = indices(t);
         const int d = p < n - k ? k : k - n;
         if (d > upper || -d > lower) values(t, p) = Scalar(0);

@@ -6,6 +6,7 @@
 // `col0`, `a` is filled as the block of a larger decay matrix whose element (0, 0) it holds at
 // (row0, col0): the block a process of a distributed product holds.
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/view_checks.hpp>
 
@@ -22,11 +23,9 @@ void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, 
   require(std::isfinite(c), "nearsparse::spamm::fill_algebraic_decay", "c", "must be finite");
   require_positive("nearsparse::spamm::fill_algebraic_decay", "lambda", lambda);
   using value = typename View::non_const_value_type;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_algebraic_decay",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-          exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_algebraic_decay", int(a.extent(0)), int(a.extent(1)),
+      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
         const long gi = i + row0, gj = j + col0;
         const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
         a(i, j) = static_cast<value>(c / (::pow(d, lambda) + 1.0));
@@ -41,11 +40,9 @@ void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0
   require(lambda > 0 && lambda < 1, "nearsparse::spamm::fill_exponential_decay", "lambda",
           nearsparse::detail::concat("is ", lambda, "; it must lie in (0, 1)"));
   using value = typename View::non_const_value_type;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::fill_exponential_decay",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-          exec, {0, 0}, {static_cast<long>(a.extent(0)), static_cast<long>(a.extent(1))}),
-      KOKKOS_LAMBDA(const long i, const long j) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::fill_exponential_decay", int(a.extent(0)), int(a.extent(1)),
+      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
         const long gi = i + row0, gj = j + col0;
         const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
         a(i, j) = static_cast<value>(c * ::pow(lambda, d));

@@ -286,10 +286,9 @@ class distributed_plan {
     for (const auto& p : panels_) {
       local += detail::count_kept(exec, p.a_norms, p.b_norms, tau, part);
       auto v = work_;
-      Kokkos::parallel_for(
-          "nearsparse::spamm::sum_V",
-          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(
-              exec, {0, 0}, {std::int64_t(local_geo_.mt), std::int64_t(local_geo_.nt)}),
+      nearsparse::detail::for_each_element(
+          exec, "nearsparse::spamm::sum_V", int(local_geo_.mt), int(local_geo_.nt),
+          nearsparse::detail::second_index_contiguous(v),
           KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
     }
     local_kept_ = local;

@@ -132,6 +132,7 @@ struct device_part {
     auto idx = send_index;
     auto src = out;
     auto dst = send_buffer;
+    // A two-dimensional range over rows of R entries, as in fill_start_vectors.
     Kokkos::parallel_for(
         "nearsparse::kpm::gather_halo",
         Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {count, cols}),

@@ -37,6 +37,9 @@ void fill_start_vectors(const Exec& exec, const Block& block, int rows, std::uin
   using scalar = typename Block::non_const_value_type;
   const int R = int(block.extent(1));
   if (rows == 0 || R == 0) return;
+  // A two-dimensional range, not a team per row (core/detail/elementwise.hpp): rows of a vector
+  // block hold only R entries, too few to occupy a team, and the range's stride of one such row
+  // stays within a few cache lines.
   Kokkos::parallel_for(
       "nearsparse::kpm::start_vectors",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {rows, R}),

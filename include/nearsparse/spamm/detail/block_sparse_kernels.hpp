@@ -68,6 +68,19 @@ KOKKOS_INLINE_FUNCTION int popcount32(std::uint32_t x) {
   return static_cast<int>((x * 0x01010101u) >> 24);
 }
 
+/// Writes base + the position of each set bit of `word`, lowest first, to cols(out), cols(out +
+/// 1), ...; returns the position after the last written. With `base` the tile column of the
+/// word's bit 0, the set bits of a bitmap word become ascending tile column indices.
+template <class ColView>
+KOKKOS_INLINE_FUNCTION std::int64_t write_set_bits(std::uint32_t word, int base,
+                                                   const ColView& cols, std::int64_t out) {
+  while (word != 0u) {
+    cols(out++) = base + popcount32((word & (~word + 1u)) - 1u);  // the lowest set bit's position
+    word &= word - 1u;
+  }
+  return out;
+}
+
 /// Position of column j in cols[begin, end) (ascending), or -1.
 template <class ColView>
 KOKKOS_INLINE_FUNCTION std::int64_t find_tile(const ColView& cols, std::int64_t begin,
@@ -480,14 +493,7 @@ std::int64_t from_crs_impl(const ExecSpace& exec, const RowMap& crs_row_map, con
           mark_crs_row(team, bits, words, i, tile, rows, crs_row_map, entries, crs_values);
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
             std::int64_t out = row_map(i);
-            for (int w = 0; w < words; ++w) {
-              std::uint32_t x = bits(w);
-              while (x != 0u) {
-                const std::uint32_t low = x & (~x + 1u);
-                cols_idx(out++) = w * 32 + popcount32(low - 1u);
-                x &= x - 1u;
-              }
-            }
+            for (int w = 0; w < words; ++w) out = write_set_bits(bits(w), w * 32, cols_idx, out);
           });
         });
   }
@@ -780,16 +786,8 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
             std::int64_t out_c = c_row_map(i), out_d = d_row_map(i);
             for (int w = 0; w < words; ++w) {
-              std::uint32_t x = kept_bits(w);
-              while (x != 0u) {
-                c_cols(out_c++) = w * 32 + popcount32((x & (~x + 1u)) - 1u);
-                x &= x - 1u;
-              }
-              x = any_bits(w) & ~kept_bits(w);
-              while (x != 0u) {
-                d_cols(out_d++) = w * 32 + popcount32((x & (~x + 1u)) - 1u);
-                x &= x - 1u;
-              }
+              out_c = write_set_bits(kept_bits(w), w * 32, c_cols, out_c);
+              out_d = write_set_bits(any_bits(w) & ~kept_bits(w), w * 32, d_cols, out_d);
             }
           });
         });
