@@ -6,7 +6,9 @@
 //       valid_ratio, tau, rel_error = ||C_exact - C||_F / ||C_exact||_F against an fp64 product,
 //       t_full / speedup_full for a product that also builds its plan (tau given), and
 //       t_refresh / speedup_refresh for a kept plan refreshed in place for new operands
-//       (plan::update) and its product.
+//       (plan::update) and its product; for fp16 and bf16 also baseline_t_converted, cuBLAS with
+//       the conversion of the fp32 operand included (what a user with fp32 data pays), and
+//       speedup_refresh_converted against it.
 //   spamm/openmp/<matrix>/<precision>/N/v   the whole nearsparse::spamm::multiply call (plan,
 //       tau search, product) as "t", a reused plan's product (t_reused), a kept plan refreshed in
 //       place and its product (t_refresh) and a call with tau given (t_whole_tau) against
@@ -17,7 +19,7 @@
 //       GPU: what the specialization buys.
 //   spamm_norms/cuda/...    the CUDA get-norm kernels against the portable one.
 //   spamm_refresh/cuda/<precision>/N   plan::update timed whole and part by part (packing, norm
-//       maps, V) beside the product.
+//       maps, both at once, V) beside the product.
 //   spamm_search/cuda/v<v>/N   the tau search in one launch against a launch per count.
 //   spamm_small/cuda/<precision>/v<v>/N   N < 4096: a reused plan's product and whole calls
 //       against the floors of a call (an empty kernel; a pass over A and B), and cuBLAS.
@@ -356,6 +358,16 @@ void bench_cuda(benchmark::State& state, case_spec spec) {
   const double t_refresh = time_refresh(exec, plan, a, c);
   state.counters["t_refresh"] = t_refresh;
   state.counters["speedup_refresh"] = state.counters["baseline_t"] / t_refresh;
+  if (sixteen) {
+    // What a user with fp32 data pays for the 16-bit cuBLAS product: the conversion of the
+    // operand (A = B: once) and the product.
+    const double t_converted = time_in_loop(exec, [&] {
+      cublas::to_16bit_into(exec, spec.precision, a, a16);
+      baseline();
+    });
+    state.counters["baseline_t_converted"] = t_converted;
+    state.counters["speedup_refresh_converted"] = t_converted / t_refresh;
+  }
 }
 
 // The automatic CUDA kernel against another kernel on the same GPU: the portable kernels
@@ -497,14 +509,15 @@ void bench_search(benchmark::State& state, double target) {
   state.counters["automatic_one_launch"] = plan.searches_in_one_launch(opt.search) ? 1 : 0;
 }
 
-// The get-norm kernels on one packed operand: CUDA (warp shuffles; tensor cores for fp16,
-// implementation::specialized) against the portable team reduction (implementation::portable).
-// The parts of a refresh (plan::update, fp32 inputs) timed one by one, beside the refresh as a
-// whole: where the cost of new operands goes. t is the refresh; t_pack_a and t_pack_b (B
-// transposed) the packing with its finite check as the plan runs it, t_norms both norm maps,
-// t_count V and the kept count at the plan's tau, t_multiply the product; GB/s counts the fewest
-// bytes of a refresh (A and B read once as fp32, their packed copies written once) over t, to set
-// beside the copy rate.
+// The get-norm kernels on one packed operand: CUDA (warp shuffles, implementation::specialized)
+// against the portable team reduction (implementation::portable). The parts of a refresh
+// (plan::update, fp32 inputs) timed one by one, beside the refresh as a whole: where the cost of
+// new operands goes. t is the refresh; t_pack_a and t_pack_b (B transposed) the packing alone with
+// its finite check, t_norms both norm maps read from the packed copies, t_pack_norms_a and
+// t_pack_norms_b the packing that computes the norm map on the way (what the plan runs), t_count V
+// and the kept count at the plan's tau, t_multiply the product; GB/s counts the fewest bytes of a
+// refresh (A and B read once as fp32, their packed copies written once) over t, to set beside the
+// copy rate.
 void bench_refresh_parts(benchmark::State& state, spamm_precision p) {
   namespace d = spamm::detail;
   constexpr const char* fn = "nearsparse::perf::bench_refresh_parts";
@@ -540,6 +553,16 @@ void bench_refresh_parts(benchmark::State& state, spamm_precision p) {
     d::compute_norms(exec, fn, opt, pr.a, pr.geo, d::operand::a, na);
     d::compute_norms(exec, fn, opt, pr.b, pr.geo, d::operand::b, nb);
   });
+  const auto pack_norms = [&](d::operand which) {
+    d::with_format(p, [&](auto fmt) {
+      using Format = decltype(fmt);
+      d::pack_and_norms_queued<Format>(exec, fn, opt, a, which,
+                                       reinterpret_cast<typename Format::storage*>(dst.data()),
+                                       pr.geo, bad, which == d::operand::a ? na : nb);
+    });
+  };
+  state.counters["t_pack_norms_a"] = time_in_loop(exec, [&] { pack_norms(d::operand::a); });
+  state.counters["t_pack_norms_b"] = time_in_loop(exec, [&] { pack_norms(d::operand::b); });
   state.counters["t_count"] = time_in_loop(
       exec, [&] { d::count_kept_into(exec, plan.a_norms(), plan.b_norms(), plan.tau(), v, kept); });
   state.counters["t_multiply"] = time_in_loop(exec, [&] { plan.multiply(exec, 1.0f, 0.0f, c); });

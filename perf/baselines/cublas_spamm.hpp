@@ -7,6 +7,7 @@
 
 #ifdef KOKKOS_ENABLE_CUDA
 
+#include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/spamm.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 
@@ -24,6 +25,24 @@ inline bool is_16bit(nearsparse::spamm::precision p) {
   return nearsparse::spamm::detail::storage_bytes(p) == 2;
 }
 
+/// out = `a` as fp16 (p = fp16) or bf16 bit patterns, row-major like `a`; queued on exec. A
+/// team per row (core/detail/elementwise.hpp), so that the conversion runs at the memory's speed
+/// when a user's timing includes it.
+template <class In>
+void to_16bit_into(
+    const Kokkos::Cuda& exec, nearsparse::spamm::precision p,
+    const Kokkos::View<In**, Kokkos::LayoutRight, Kokkos::CudaSpace>& a,
+    const Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace>& out) {
+  const bool half = p == nearsparse::spamm::precision::fp16;
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::perf::to_16bit", int(a.extent(0)), int(a.extent(1)), true,
+      KOKKOS_LAMBDA(const int i, const int j) {
+        const float x = static_cast<float>(a(i, j));
+        out(i, j) = half ? nearsparse::spamm::detail::float_to_half_bits(x)
+                         : nearsparse::spamm::detail::float_to_bf16_bits(x);
+      });
+}
+
 /// `a` as fp16 (p = fp16) or bf16 bit patterns, row-major like `a`.
 template <class In>
 Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace> to_16bit(
@@ -31,16 +50,7 @@ Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace> to_16bit(
     const Kokkos::View<In**, Kokkos::LayoutRight, Kokkos::CudaSpace>& a) {
   Kokkos::View<std::uint16_t**, Kokkos::LayoutRight, Kokkos::CudaSpace> out("A16", a.extent(0),
                                                                             a.extent(1));
-  const bool half = p == nearsparse::spamm::precision::fp16;
-  Kokkos::parallel_for(
-      "nearsparse::perf::to_16bit",
-      Kokkos::MDRangePolicy<Kokkos::Cuda, Kokkos::Rank<2>>(exec, {0, 0},
-                                                           {long(a.extent(0)), long(a.extent(1))}),
-      KOKKOS_LAMBDA(const long i, const long j) {
-        const float x = static_cast<float>(a(i, j));
-        out(i, j) = half ? nearsparse::spamm::detail::float_to_half_bits(x)
-                         : nearsparse::spamm::detail::float_to_bf16_bits(x);
-      });
+  to_16bit_into(exec, p, a, out);
   return out;
 }
 

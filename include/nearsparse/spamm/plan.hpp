@@ -44,6 +44,7 @@
 #include <nearsparse/spamm/detail/multiply.hpp>
 #include <nearsparse/spamm/detail/norms.hpp>
 #include <nearsparse/spamm/detail/pack.hpp>
+#include <nearsparse/spamm/detail/pack_norms.hpp>
 #include <nearsparse/spamm/detail/tau_search.hpp>
 #include <nearsparse/spamm/options.hpp>
 
@@ -482,11 +483,10 @@ class plan {
     detail::with_format(options_.precision, [&](auto fmt) {
       using Format = decltype(fmt);
       using storage = typename Format::storage;
-      detail::pack_operand_queued<Format>(exec, options_.implementation, x, !is_a,
-                                          static_cast<storage*>(dst), is_a ? geo_.mp : geo_.np,
-                                          geo_.kp, options_.check_finite, bad);
+      detail::pack_and_norms_queued<Format>(exec, fn, options_, x, which,
+                                            static_cast<storage*>(dst), geo_, bad,
+                                            is_a ? a_norms_ : b_norms_);
     });
-    detail::compute_norms(exec, fn, options_, dst, geo_, which, is_a ? a_norms_ : b_norms_);
   }
 
   // The one wait: takes status_ to the host, throws nearsparse::invalid_argument naming A or B

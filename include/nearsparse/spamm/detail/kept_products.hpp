@@ -60,8 +60,15 @@ void add_kept_rows(const ExecSpace& exec, const norm_map<Mem>& a_norms,
         nearsparse::detail::team_reduce_fenced(
             team, nt,
             [&](const int j, std::int64_t& s) {
-              int kept = 0;
-              for (int k = 0; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
+              // Eight norms of B read before any is compared: independent loads a GPU thread
+              // keeps in flight together, where one at a time would wait out each latency.
+              int kept = 0, k = 0;
+              for (; k + 8 <= kt; k += 8) {
+                double b[8];
+                for (int u = 0; u < 8; ++u) b[u] = b_norms(k + u, j);
+                for (int u = 0; u < 8; ++u) kept += a_norms(i, k + u) * b[u] >= tau ? 1 : 0;
+              }
+              for (; k < kt; ++k) kept += a_norms(i, k) * b_norms(k, j) >= tau ? 1 : 0;
               if (store) v(i, j) = kept;
               s += kept;
             },

@@ -187,6 +187,25 @@ struct pack_job {
   std::int64_t* bad = nullptr;
 };
 
+/// The raw form of packing `src` (op(src) = src, or src^T when `transpose`) into dst.
+template <class SrcView, class BadView>
+pack_job make_pack_job(const SrcView& src, bool transpose, void* dst, int rows_p, int cols_p,
+                       bool count_non_finite, const BadView& bad) {
+  pack_job job;
+  job.src = src.data();
+  job.s0 = src.stride(0);
+  job.s1 = src.stride(1);
+  job.src_rows = static_cast<int>(src.extent(0));
+  job.src_cols = static_cast<int>(src.extent(1));
+  job.transpose = transpose;
+  job.dst = dst;
+  job.rows_p = rows_p;
+  job.cols_p = cols_p;
+  job.count_non_finite = count_non_finite;
+  job.bad = bad.data();
+  return job;
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
 /// The CUDA packing of a source of T (float or double) into Format, on exec's stream.
 template <class Format, class T>
@@ -207,19 +226,8 @@ void pack_operand_queued(const ExecSpace& exec, nearsparse::implementation choic
                 (std::is_same<T, float>::value || std::is_same<T, double>::value)) {
     // The kernel puts the destination's row tiles on the grid's y extent (at most 65535).
     if (choice != nearsparse::implementation::portable && rows_p <= 65535 * 32) {
-      pack_job job;
-      job.src = src.data();
-      job.s0 = src.stride(0);
-      job.s1 = src.stride(1);
-      job.src_rows = static_cast<int>(src.extent(0));
-      job.src_cols = static_cast<int>(src.extent(1));
-      job.transpose = transpose;
-      job.dst = dst;
-      job.rows_p = rows_p;
-      job.cols_p = cols_p;
-      job.count_non_finite = count_non_finite;
-      job.bad = bad.data();
-      pack_cuda<Format, T>(exec, job);
+      pack_cuda<Format, T>(
+          exec, make_pack_job(src, transpose, dst, rows_p, cols_p, count_non_finite, bad));
       return;
     }
   }
