@@ -1,7 +1,7 @@
 #pragma once
 // The get-norm kernel (section 3.2 of the cuSpAMM paper): the Frobenius norm of every tile of a
-// packed operand, one team per tile with a team reduction. The CUDA kernels (warp shuffles;
-// tensor cores for fp16) overload the dispatch, compute_norms, on Kokkos::Cuda; the host path
+// packed operand, one team per tile with a team reduction. The CUDA kernel (warp shuffles)
+// overloads the dispatch, compute_norms, on Kokkos::Cuda; the host path
 // (a plain loop per tile that the compiler vectorizes) on Kokkos::OpenMP and Kokkos::Serial.
 
 #include <nearsparse/core/detail/dispatch.hpp>
@@ -97,7 +97,7 @@ void compute_norms(const ExecSpace& exec, const char* function, const options& o
 
 #ifdef KOKKOS_ENABLE_CUDA
 /// On CUDA (src/spamm/cuda_norms.cpp): one block per tile, 16-byte loads, warp-shuffle
-/// reduction; for fp16 the sum of squares runs on the tensor cores (section 3.2, equations 3-4).
+/// reduction, the same sums as the packing that computes norm maps on the way (pack_norms.hpp).
 /// implementation::portable takes the portable kernel.
 void compute_norms(const Kokkos::Cuda& exec, const char* function, const options& opt,
                    const void* packed, const geometry& geo, operand which,
