@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -285,5 +286,137 @@ NEARSPARSE_SPACE_TEST_CASE("the host path handles empty products and says when i
     Kokkos::deep_copy(Kokkos::subview(y, 3, 4), std::numeric_limits<double>::infinity());
     CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, x, y, 0.0, z, high),
                       Contains("'B'") && Contains("1 non-finite"));
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms exactly",
+                           "[spamm][host]") {
+  // Tiles of A and B scaled by 1 (strong) or 1e-3 (weak) after a pattern, tau between the
+  // products: tile product (ti, l, tj) is kept exactly where A(ti, l) and B(l, tj) are both
+  // strong. The patterns give rectangles of C tiles that keep the same k (the whole of C, groups
+  // of columns), tiles of one row that keep the same k next to tiles that keep other k, and bands
+  // (each tile its own k); weak products that were computed, or kept ones that were not, show in
+  // the product.
+  using exec_space = TestType;
+  if constexpr (host_space<exec_space>()) {
+    using matrix = ref::matrix<exec_space>;
+    using memory = typename exec_space::memory_space;
+    const exec_space exec;
+    if (!nearsparse::detail::host_blas::available()) return;
+    struct shape {
+      std::size_t m, k, n;
+      int tile;
+    };
+    const shape s = GENERATE(shape{157, 131, 149, 32}, shape{301, 419, 263, 32},
+                             shape{70, 96, 1333, 32}, shape{600, 200, 330, 64});
+    enum pattern { dense, column_groups, band, random_tiles };
+    const int which = GENERATE(int(dense), int(column_groups), int(band), int(random_tiles));
+    const std::uint64_t seed = nearsparse::test::fresh_seed();
+    const int tile = s.tile;
+    const int mt = int((s.m + tile - 1) / tile), kt = int((s.k + tile - 1) / tile);
+    const int nt = int((s.n + tile - 1) / tile);
+    std::vector<char> strong_a(std::size_t(mt) * kt), strong_b(std::size_t(kt) * nt);
+    std::mt19937_64 engine(seed + 3);
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    for (int i = 0; i < mt; ++i)
+      for (int l = 0; l < kt; ++l) {
+        char x = 1;
+        if (which == column_groups) x = (i + l) % 3 != 0;
+        if (which == band) x = std::abs(i - l) <= 1;
+        if (which == random_tiles) x = coin(engine) < 0.7;
+        strong_a[std::size_t(i) * kt + l] = x;
+      }
+    for (int l = 0; l < kt; ++l)
+      for (int j = 0; j < nt; ++j) {
+        // column_groups: the left half of C keeps what its tile row of A allows, the right
+        // half in pairs of columns that each keep other k.
+        char x = 1;
+        if (which == column_groups) x = j < nt / 2 || (l + j / 2) % 3 != 0;
+        if (which == band) x = std::abs(l - j) <= 1;
+        if (which == random_tiles) x = coin(engine) < 0.7;
+        strong_b[std::size_t(l) * nt + j] = x;
+      }
+    const auto patterned = [&](std::size_t rows, std::size_t cols, std::uint64_t from,
+                               const std::vector<char>& strong, int tiles_c) {
+      matrix x("X", rows, cols);
+      nearsparse::fill_random(exec, x, from, -1.0, 1.0);
+      auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c)
+          if (!strong[(r / tile) * tiles_c + c / tile]) hx(r, c) *= 1e-3;
+      Kokkos::deep_copy(x, hx);
+      return x;
+    };
+    const auto a = patterned(s.m, s.k, seed, strong_a, kt);
+    const auto b = patterned(s.k, s.n, seed + 1, strong_b, nt);
+    matrix c0("C0", s.m, s.n);
+    nearsparse::fill_random(exec, c0, seed + 2, -1.0, 1.0);
+    const auto hc = nearsparse::test::to_host(c0);
+    for (const auto precision : {spamm_precision::fp64, spamm_precision::fp32}) {
+      INFO(exec_space::name() << " " << s.m << " x " << s.k << " x " << s.n << ", tile " << tile
+                              << ", pattern " << which << ", " << spamm::to_string(precision)
+                              << ", seed " << seed);
+      spamm::options opt;
+      opt.precision = precision;
+      opt.tile = tile;
+      opt.implementation = implementation::specialized;
+      spamm::plan plan(exec, a, b, opt);
+      const auto an = nearsparse::test::to_host(plan.a_norms());
+      const auto bn = nearsparse::test::to_host(plan.b_norms());
+      // tau between the largest product with a weak tile and the smallest of two strong ones.
+      double weak = 0, strong = std::numeric_limits<double>::infinity();
+      std::vector<char> pattern_kept;
+      for (int i = 0; i < mt; ++i)
+        for (int j = 0; j < nt; ++j)
+          for (int l = 0; l < kt; ++l) {
+            const double product = an(i, l) * bn(l, j);
+            const bool both =
+                strong_a[std::size_t(i) * kt + l] && strong_b[std::size_t(l) * nt + j];
+            pattern_kept.push_back(both);
+            if (both) {
+              strong = std::min(strong, product);
+            } else {
+              weak = std::max(weak, product);
+            }
+          }
+      REQUIRE(weak < strong);
+      const double tau = std::isinf(strong) ? 1.0
+                         : weak > 0         ? std::sqrt(weak * strong)
+                                            : 0.5 * strong;
+      plan.set_tau(exec, tau);
+      const auto kept = ref::kept_set(an, bn, tau);
+      REQUIRE(kept == pattern_kept);
+
+      const auto ha = ref::rounded(nearsparse::test::to_host(a), precision);
+      const auto hb = ref::rounded(nearsparse::test::to_host(b), precision);
+      const double alpha = 0.75, beta = -1.5;
+      const auto expected = ref::kept_product(alpha, ha, hb, beta, hc, tile, kept);
+      const auto expected_beta0 = ref::kept_product(
+          alpha, ha, hb, 0.0, nearsparse::test::host_matrix<double>(s.m, s.n), tile, kept);
+      const double tol = ref::accumulation_tolerance(precision, s.k) + 4 * 0x1p-24;  // float C
+      const auto run = [&](const char* what, auto c) {
+        INFO("C: " << what);
+        using c_value = typename decltype(c)::non_const_value_type;
+        Kokkos::deep_copy(c, c0);
+        plan.multiply(exec, c_value(alpha), c_value(beta), c);
+        NEARSPARSE_CHECK_RELATIVE_ERROR(nearsparse::test::to_host(c), expected, tol);
+        // beta = 0 writes C without reading it: NaN everywhere before.
+        Kokkos::deep_copy(c, std::numeric_limits<c_value>::quiet_NaN());
+        plan.multiply(exec, c_value(alpha), c_value(0), c);
+        const auto got0 = nearsparse::test::to_host(c);
+        bool finite = true;
+        for (double x : got0.data) finite = finite && std::isfinite(x);
+        CHECK(finite);
+        NEARSPARSE_CHECK_RELATIVE_ERROR(got0, expected_beta0, tol);
+      };
+      const std::size_t m = s.m, n = s.n;
+      run("double, LayoutRight", Kokkos::View<double**, Kokkos::LayoutRight, memory>("C", m, n));
+      run("double, LayoutLeft", Kokkos::View<double**, Kokkos::LayoutLeft, memory>("C", m, n));
+      run("float, LayoutRight", Kokkos::View<float**, Kokkos::LayoutRight, memory>("C", m, n));
+      run("float, LayoutLeft", Kokkos::View<float**, Kokkos::LayoutLeft, memory>("C", m, n));
+      Kokkos::View<double*, memory> buffer("buffer", 2 * m * n);
+      run("double, no unit stride", Kokkos::View<double**, Kokkos::LayoutStride, memory>(
+                                        buffer.data(), Kokkos::LayoutStride(m, 2, n, 2 * m)));
+    }
   }
 }

@@ -7,8 +7,10 @@
 // into team scratch, then written in the destination's order, so the transposed packing of B
 // reads and writes whole rows on every backend. On host spaces (memory space HostSpace) one
 // iteration per host_pack_block destination rows with plain loops instead: rows straight across
-// where the destination's rows run along the source's contiguous index, through a host_pack_block
-// square block on the stack otherwise; the same values bit for bit, without the team machinery a
+// where the destination's rows run along the source's contiguous index; otherwise one
+// host_pack_block square block at a time, each destination row written whole from one element of
+// every source row of the block (the block's source stays in cache after the first destination
+// row, and the stores run in order). The same values bit for bit, without the team machinery a
 // host pays per element.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
@@ -25,8 +27,8 @@ namespace nearsparse::spamm::detail {
 
 inline constexpr int pack_block = 32;
 
-/// Edge of the blocks a host transposes through: rows of the source read in runs of this many
-/// elements, so each run spans several cache lines the hardware prefetches.
+/// Edge of the blocks a host transposes: this many source rows, each read in runs of this many
+/// elements (several cache lines), stay in cache while the block's destination rows are written.
 inline constexpr int host_pack_block = 64;
 
 /// pack_operand_into on a host space (see the file's comment).
@@ -76,17 +78,19 @@ void pack_operand_on_host(const ExecSpace& exec, const SrcView& src, bool transp
             }
           }
         } else if (r0 < r_src && c0 < c_src) {
-          storage tile[edge][edge + 1];
-          // Read along the source's contiguous index (destination rows), then write rows.
-          for (int c = c0; c < c_src; ++c)
-            for (int r = r0; r < r_src; ++r) {
+          // Destination rows written whole, each from one element of every source row of the
+          // block: the block's part of the source (edge x edge) stays in cache from the first
+          // destination row on, so the strided reads hit it, and no copy through a buffer
+          // scatters the stores.
+          for (int r = r0; r < r_src; ++r) {
+            storage* out = dst + r * ld;
+            for (int c = c0; c < c_src; ++c) {
               const double v =
                   transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
               local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
-              tile[r - r0][c - c0] = Format::encode(v);
+              out[c] = Format::encode(v);
             }
-          for (int r = r0; r < r_src; ++r)
-            for (int c = c0; c < c_src; ++c) dst[r * ld + c] = tile[r - r0][c - c0];
+          }
         }
         for (int r = r0; r < r1; ++r)
           for (int c = r < r_src && c0 < c_src ? c_src : c0; c < c1; ++c) dst[r * ld + c] = zero;
