@@ -12,6 +12,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 namespace nearsparse::spamm::detail {
 
 inline constexpr int norm_threads = 256;
@@ -36,26 +38,25 @@ __device__ Acc block_sum(Acc v) {
 /// in float for the others (their values have at most 24-bit significands).
 template <class Acc>
 __device__ Acc chunk_squares(const uint4& q, spamm::precision p) {
+  // Every product and sum rounded on its own (no contraction into FMA left to the compiler), so
+  // that the same bytes give the same bits wherever this is inlined.
   if constexpr (sizeof(Acc) == 8) {
     const double* d = reinterpret_cast<const double*>(&q);
-    return d[0] * d[0] + d[1] * d[1];
+    return __dadd_rn(__dmul_rn(d[0], d[0]), __dmul_rn(d[1], d[1]));
   } else {
+    const auto pair = [](float s, float2 f) {
+      return __fadd_rn(s, __fadd_rn(__fmul_rn(f.x, f.x), __fmul_rn(f.y, f.y)));
+    };
     float s = 0.f;
     if (p == spamm::precision::fp16) {
       const __half2* h = reinterpret_cast<const __half2*>(&q);
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __half22float2(h[i]);
-        s += f.x * f.x + f.y * f.y;
-      }
+      for (int i = 0; i < 4; ++i) s = pair(s, __half22float2(h[i]));
     } else if (p == spamm::precision::bf16) {
       const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&q);
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(h[i]);
-        s += f.x * f.x + f.y * f.y;
-      }
+      for (int i = 0; i < 4; ++i) s = pair(s, __bfloat1622float2(h[i]));
     } else {
       const float* f = reinterpret_cast<const float*>(&q);
-      for (int i = 0; i < 4; ++i) s += f[i] * f[i];
+      for (int i = 0; i < 4; i += 2) s = pair(s, make_float2(f[i], f[i + 1]));
     }
     return s;
   }

@@ -11,7 +11,8 @@
 // block of norm_threads per tile of the destination, each thread writing the 16-byte chunks of
 // the tile that the get-norm kernel would read with it, in the same order, and summing their
 // squares as that kernel does (cuda_norm_sums.hpp). Where the source runs along the tile's rows
-// a thread reads its chunk's values straight (16-byte loads where aligned); otherwise each pass
+// a thread reads its chunk's values straight (16-byte loads where a row-major source's chunk is
+// aligned, element by element otherwise); otherwise each pass
 // of the block (the tile rows its chunks cover) is first read along the source's contiguous
 // index into shared memory.
 #include <nearsparse/spamm/detail/pack.hpp>
@@ -39,8 +40,6 @@ struct precision_of<format<P>> {
   static constexpr spamm::precision value = P;
 };
 
-// op(src)(r, c) of a packing job, rounded to Format (zero outside op(src)); a non-finite source
-// value adds one to `bad`.
 // Where op(src)(r, c) is in the source, in elements.
 __device__ inline std::size_t source_offset(const pack_job& job, int r, int c) {
   return job.transpose ? std::size_t(c) * job.s0 + std::size_t(r) * job.s1
@@ -55,6 +54,8 @@ __device__ typename Format::storage encode_counting(T x, int& bad) {
   return Format::encode(v);
 }
 
+// op(src)(r, c) of a packing job, rounded to Format (zero outside op(src)); a non-finite source
+// value adds one to `bad`.
 template <class Format, class T>
 __device__ typename Format::storage source_value(const pack_job& job, int rows, int cols, int r,
                                                  int c, int& bad) {

@@ -366,6 +366,7 @@ void multiply_tiles(const Exec& exec, const multiply_problem& p, const T* a, con
       j = uj;
     }
   });
+  exec.fence();  // before the work items are freed
 }
 
 // The packed operands of a 16-bit format decoded to float, rows m (A) and n (B^T) of kp values:

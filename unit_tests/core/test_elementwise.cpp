@@ -27,7 +27,7 @@ double host_sum_squares(const HostView& v) {
 }
 
 /// The value written at (i, j): exact in double however the device contracts or orders the
-/// operations (quarters and 1024ths below 4), so the host can compare it bit for bit.
+/// operations (multiples of 1/1024 below 32 in magnitude), so the host can compare it bit for bit.
 KOKKOS_INLINE_FUNCTION double value(int i, int j) {
   return 0.25 * double((i * 7 + j * 3) % 11) - 1.0 + double(i) / 1024.0;
 }

@@ -112,9 +112,9 @@ NEARSPARSE_SPACE_TEST_CASE("packing with the norm map equals packing, then the g
   };
   for (const shape s : {shape{157, 131, 149, false}, shape{200, 77, 33, true},
                         shape{1, 1, 1, false}, shape{0, 5, 3, false}, shape{130, 0, 7, false}}) {
-    // A (m x k) in three layouts: double LayoutRight (straight; 16-byte loads where a row's
-    // chunk is aligned), float LayoutLeft (through shared memory), and float LayoutRight one
-    // column in (rows whose chunks are not 16-byte aligned: the element path). B (k x n) the same.
+    // A (m x k) in four layouts: double and float LayoutRight (straight; 16-byte loads where a
+    // row's chunk is aligned), float LayoutLeft (through shared memory), and float LayoutRight
+    // one column in (no row 16-byte aligned: the element path). B (k x n) the same.
     Kokkos::View<double**, Kokkos::LayoutRight, memory> a("A", s.m, s.k), b("B", s.k, s.n);
     nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
     nearsparse::fill_random(exec, b, seed + 1, -1.0, 1.0);
@@ -130,6 +130,12 @@ NEARSPARSE_SPACE_TEST_CASE("packing with the norm map equals packing, then the g
         b_left("B_left", s.k, s.n);
     Kokkos::deep_copy(a_left, a);
     Kokkos::deep_copy(b_left, b);
+    // float LayoutRight: rows whose start is 16-byte aligned take the 16-byte loads, the others
+    // (k and n are not multiples of 4) the element path.
+    Kokkos::View<float**, Kokkos::LayoutRight, memory> a_float("A_float", s.m, s.k),
+        b_float("B_float", s.k, s.n);
+    Kokkos::deep_copy(a_float, a);
+    Kokkos::deep_copy(b_float, b);
     Kokkos::View<float**, Kokkos::LayoutRight, memory> a_wide("A_wide", s.m, s.k + 1),
         b_wide("B_wide", s.k, s.n + 1);
     const auto a_off = Kokkos::subview(a_wide, Kokkos::ALL, std::make_pair(1, s.k + 1));
@@ -160,6 +166,10 @@ NEARSPARSE_SPACE_TEST_CASE("packing with the norm map equals packing, then the g
               check_source<Format>(exec, opt, a, ns::operand::a, geo, a_bad);
             }
             {
+              INFO("A float LayoutRight");
+              check_source<Format>(exec, opt, a_float, ns::operand::a, geo, a_bad);
+            }
+            {
               INFO("A float LayoutLeft");
               check_source<Format>(exec, opt, a_left, ns::operand::a, geo, a_bad);
             }
@@ -170,6 +180,10 @@ NEARSPARSE_SPACE_TEST_CASE("packing with the norm map equals packing, then the g
             {
               INFO("B double LayoutRight");
               check_source<Format>(exec, opt, b, ns::operand::b, geo, b_bad);
+            }
+            {
+              INFO("B float LayoutRight");
+              check_source<Format>(exec, opt, b_float, ns::operand::b, geo, b_bad);
             }
             {
               INFO("B float LayoutLeft");

@@ -29,8 +29,9 @@ struct tile_norm_job {
 
 #ifdef KOKKOS_ENABLE_CUDA
 /// The CUDA packing of a source of T (float or double) into Format with the norm map of the
-/// packed tiles, on exec's stream; job.rows_p and job.cols_p are multiples of out.tile, and
-/// neither holds more than 65535 tiles.
+/// packed tiles, on exec's stream; job.rows_p and job.cols_p are multiples of out.tile, and the
+/// grid's y side (tile rows where the source runs along the destination's rows, tile columns
+/// otherwise) holds at most 65535 tiles.
 template <class Format, class T>
 void pack_norms_cuda(const Kokkos::Cuda& exec, const pack_job& job, const tile_norm_job& out);
 #endif
