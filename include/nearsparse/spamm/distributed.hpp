@@ -36,6 +36,7 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
 #include <nearsparse/core/view_checks.hpp>
+#include <nearsparse/spamm/detail/pack_norms.hpp>
 #include <nearsparse/spamm/plan.hpp>
 
 #include <mpi.h>
@@ -132,6 +133,15 @@ inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const cha
       ok ? nearsparse::detail::concat(summary, " on process ", first)
          : nearsparse::detail::concat(problem, " (on process ", nearsparse::detail::mpi_rank(comm),
                                       ")"));
+}
+
+/// v += part, element by element (work matrices of one extent).
+template <class ExecSpace, class Mem>
+void add_work(const ExecSpace& exec, const work_matrix<Mem>& v, const work_matrix<Mem>& part) {
+  nearsparse::detail::for_each_element(
+      exec, "nearsparse::spamm::sum_V", int(v.extent(0)), int(v.extent(1)),
+      nearsparse::detail::second_index_contiguous(v),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
 }
 
 /// Copies `rows` rows of `width` 8-byte words from src (rows `width` apart) to dst (rows
@@ -242,6 +252,8 @@ class distributed_plan {
     if (pr_ > 1) b_channel_ = std::make_unique<channel>(col_comm_->comm, dist.transport, fn);
     work_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V"), local_geo_.mt,
                              local_geo_.nt);
+    bad_ = Kokkos::View<std::int64_t*, memory_space>(
+        Kokkos::view_alloc(exec, "nearsparse::spamm::non_finite_count"), panels_.size());
     prepare(exec, a, detail::operand::a);
     prepare(exec, b, detail::operand::b);
     if (opt.target_valid_ratio > 0) {
@@ -277,22 +289,8 @@ class distributed_plan {
   void set_tau(const ExecSpace& exec, double tau) {
     require_nonnegative("nearsparse::spamm::distributed_plan::set_tau", "tau", tau);
     tau_ = tau;
-    Kokkos::deep_copy(exec, work_, 0);
-    work_matrix_type part;
-    if (!panels_.empty())
-      part = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V_panel"), local_geo_.mt,
-                              local_geo_.nt);
-    std::int64_t local = 0;
-    for (const auto& p : panels_) {
-      local += detail::count_kept(exec, p.a_norms, p.b_norms, tau, part);
-      auto v = work_;
-      nearsparse::detail::for_each_element(
-          exec, "nearsparse::spamm::sum_V", int(local_geo_.mt), int(local_geo_.nt),
-          nearsparse::detail::second_index_contiguous(v),
-          KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
-    }
-    local_kept_ = local;
-    kept_ = local;
+    local_kept_ = count_local(exec, tau, true);
+    kept_ = local_kept_;
     nearsparse::detail::mpi_check(
         MPI_Allreduce(MPI_IN_PLACE, &kept_, 1, MPI_INT64_T, MPI_SUM, world_), fn, "MPI_Allreduce");
   }
@@ -318,11 +316,8 @@ class distributed_plan {
       sum += detail::average_norm_product(exec, p.a_norms, p.b_norms) * p.geo.tile_products();
     nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, world_),
                                   fn, "MPI_Allreduce");
-    work_matrix_type none;
     const auto found = detail::bisect_tau(target, search, sum / total, [&](double tau) {
-      std::int64_t kept = 0;
-      for (const auto& p : panels_)
-        kept += detail::count_kept(exec, p.a_norms, p.b_norms, tau, none);
+      std::int64_t kept = count_local(exec, tau, false);
       nearsparse::detail::mpi_check(
           MPI_Allreduce(MPI_IN_PLACE, &kept, 1, MPI_INT64_T, MPI_SUM, world_), fn, "MPI_Allreduce");
       return double(kept) / total;
@@ -723,26 +718,71 @@ class distributed_plan {
         "has the wrong extents");
   }
 
+  /// Queues the packing of one panel's part of an operand with its norm map (one kernel on
+  /// CUDA), its non-finite values counted into word t of bad_.
   template <class Part>
-  std::size_t pack(const ExecSpace& exec, const Part& part, bool transpose, raw_buffer& buf,
-                   int rows_p, int cols_p) const {
-    return detail::with_format(options_.precision, [&](auto fmt) {
+  void queue_pack(const ExecSpace& exec, const Part& part, detail::operand which, raw_buffer& buf,
+                  const detail::geometry& geo, const norm_map_type& norms, std::size_t t) const {
+    detail::with_format(options_.precision, [&](auto fmt) {
       using Format = decltype(fmt);
       using storage = typename Format::storage;
-      return detail::pack_operand<Format>(exec, part, transpose,
-                                          reinterpret_cast<storage*>(buf.data()), rows_p, cols_p,
-                                          options_.check_finite);
+      detail::pack_and_norms_queued<Format>(exec, fn, options_, part, which,
+                                            reinterpret_cast<storage*>(buf.data()), geo,
+                                            Kokkos::subview(bad_, t), norms);
     });
   }
 
-  /// Packs this process's parts of one operand panel by panel, computes their norms, and
-  /// shares the norms along its process row (A) or column (B).
+  static Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host_words(
+      std::vector<std::int64_t>& w) {
+    return Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(w.data(),
+                                                                                   w.size());
+  }
+
+  /// Kept tile products of this process's block of C at `tau`, over every panel; V (work_)
+  /// when `store`. One wait for all panels.
+  std::int64_t count_local(const ExecSpace& exec, double tau, bool store) {
+    const std::size_t count = panels_.size();
+    if (count == 0) {
+      if (store) Kokkos::deep_copy(exec, work_, 0);
+      return 0;
+    }
+    if (counts_.extent(0) != count)
+      counts_ = Kokkos::View<std::int64_t*, memory_space>(
+          Kokkos::view_alloc(exec, "nearsparse::spamm::panel_kept"), count);
+    // One panel counts straight into V; more count into part_ and add it up.
+    const bool direct = count == 1;
+    if (store && !direct) {
+      if (part_.extent(0) != std::size_t(local_geo_.mt) ||
+          part_.extent(1) != std::size_t(local_geo_.nt))
+        part_ = work_matrix_type(Kokkos::view_alloc(exec, "nearsparse::spamm::V_panel"),
+                                 local_geo_.mt, local_geo_.nt);
+      Kokkos::deep_copy(exec, work_, 0);
+    }
+    const work_matrix_type none;
+    for (std::size_t t = 0; t < count; ++t) {
+      const panel& p = panels_[t];
+      const work_matrix_type& v = !store ? none : direct ? work_ : part_;
+      detail::count_kept_into(exec, p.a_norms, p.b_norms, tau, v, Kokkos::subview(counts_, t));
+      if (store && !direct) {
+        detail::add_work(exec, work_, part_);
+      }
+    }
+    host_counts_.resize(count);
+    Kokkos::deep_copy(exec, host_words(host_counts_), counts_);
+    exec.fence();
+    std::int64_t local = 0;
+    for (std::int64_t c : host_counts_) local += c;
+    return local;
+  }
+
+  /// Packs this process's parts of one operand panel by panel with their norms, and shares the
+  /// norms along its process row (A) or column (B).
   template <class View>
   void prepare(const ExecSpace& exec, const View& x, detail::operand which) {
     const bool is_a = which == detail::operand::a;
     whole_.ready = false;  // assembled again after the next product
-    std::size_t bad = 0;
-    for (auto& p : panels_) {
+    for (std::size_t t = 0; t < panels_.size(); ++t) {
+      panel& p = panels_[t];
       const bool mine = is_a ? p.a_owner == pcol_ : p.b_owner == prow_;
       norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
       if (norms.extent(0) == 0 && norms.extent(1) == 0)
@@ -759,36 +799,73 @@ class distributed_plan {
       raw_buffer& buf = ensure(is_a ? p.a : p.b, is_a ? a_bytes(p) : b_bytes(p), exec,
                                is_a ? "A_panel" : "Bt_panel");
       if (is_a) {
-        bad += pack(exec,
-                    Kokkos::subview(x, Kokkos::ALL(),
-                                    std::make_pair(p.k0 - a_col_begin_, p.k1 - a_col_begin_)),
-                    false, buf, p.geo.mp, p.geo.kp);
+        queue_pack(exec,
+                   Kokkos::subview(x, Kokkos::ALL(),
+                                   std::make_pair(p.k0 - a_col_begin_, p.k1 - a_col_begin_)),
+                   which, buf, p.geo, norms, t);
       } else {
-        bad += pack(exec,
-                    Kokkos::subview(x, std::make_pair(p.k0 - b_row_begin_, p.k1 - b_row_begin_),
-                                    Kokkos::ALL()),
-                    true, buf, p.geo.np, p.geo.kp);
+        queue_pack(exec,
+                   Kokkos::subview(x, std::make_pair(p.k0 - b_row_begin_, p.k1 - b_row_begin_),
+                                   Kokkos::ALL()),
+                   which, buf, p.geo, norms, t);
       }
-      detail::compute_norms(exec, fn, options_, buf.data(), p.geo, which, norms);
     }
+    // Each packing sets its own word: one copy and one wait for all of them.
+    host_counts_.resize(panels_.size());
+    Kokkos::deep_copy(exec, host_words(host_counts_), bad_);
+    exec.fence();
+    std::int64_t bad = 0;
+    for (std::size_t t = 0; t < panels_.size(); ++t)
+      if (is_a ? panels_[t].a_owner == pcol_ : panels_[t].b_owner == prow_) bad += host_counts_[t];
     detail::collective_require(
         world_, bad == 0, fn, is_a ? "A" : "B",
         nearsparse::detail::concat("(", nearsparse::detail::extents_string(x), ") holds ", bad,
                                    " non-finite value(s) (NaN or Inf)"),
         "holds non-finite values (NaN or Inf)");
-    // Norm maps are small: they travel through the host.
+    if ((is_a ? pc_ : pr_) > 1) share_norms(exec, which);
+  }
+
+  /// Every panel's norm map of one operand on every process of its row (A) or column (B): the
+  /// owners' maps go through the host in one MPI_Allgatherv (norm maps are small). Panels run
+  /// along k, so each owner's panels are consecutive, in the order of the ranks of the row's or
+  /// column's communicator.
+  void share_norms(const ExecSpace& exec, detail::operand which) {
+    const bool is_a = which == detail::operand::a;
     MPI_Comm comm = is_a ? row_comm_->comm : col_comm_->comm;
-    if ((is_a ? pc_ : pr_) == 1) return;
-    exec.fence();  // the norms were computed on exec
-    for (auto& p : panels_) {
-      norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
-      auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), norms);
-      nearsparse::detail::mpi_check(
-          MPI_Bcast(host.data(), int(host.size()), MPI_DOUBLE, is_a ? p.a_owner : p.b_owner, comm),
-          fn, "MPI_Bcast");
-      Kokkos::deep_copy(exec, norms, host);
-      exec.fence();
+    const int members = is_a ? pc_ : pr_, me = is_a ? pcol_ : prow_;
+    using host_map = Kokkos::View<double**, typename norm_map_type::array_layout, Kokkos::HostSpace,
+                                  Kokkos::MemoryUnmanaged>;
+    std::vector<int> counts(std::size_t(members), 0), displs(std::size_t(members), 0);
+    std::size_t total = 0;
+    for (const auto& p : panels_) {
+      const norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
+      counts[std::size_t(is_a ? p.a_owner : p.b_owner)] += int(norms.size());
+      total += norms.size();
     }
+    for (int q = 1; q < members; ++q)
+      displs[std::size_t(q)] = displs[std::size_t(q) - 1] + counts[std::size_t(q) - 1];
+    std::vector<double>& host = host_norms_[is_a ? 0 : 1];
+    host.resize(total);
+    auto for_each_map = [&](auto&& f) {
+      std::size_t at = 0;
+      for (auto& p : panels_) {
+        norm_map_type& norms = is_a ? p.a_norms : p.b_norms;
+        f(norms, (is_a ? p.a_owner : p.b_owner) == me,
+          host_map(host.data() + at, norms.extent(0), norms.extent(1)));
+        at += norms.size();
+      }
+    };
+    for_each_map([&](const norm_map_type& norms, bool mine, const host_map& h) {
+      if (mine) Kokkos::deep_copy(exec, h, norms);
+    });
+    exec.fence();  // the norms were computed on exec
+    nearsparse::detail::mpi_check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host.data(),
+                                                 counts.data(), displs.data(), MPI_DOUBLE, comm),
+                                  fn, "MPI_Allgatherv");
+    for_each_map([&](const norm_map_type& norms, bool mine, const host_map& h) {
+      if (!mine) Kokkos::deep_copy(exec, norms, h);
+    });
+    exec.fence();  // nothing reads the host copies after this call
   }
 
   spamm::options options_;
@@ -808,7 +885,11 @@ class distributed_plan {
   } whole_;
   std::vector<raw_buffer> a_slots_, b_slots_;
   std::unique_ptr<channel> a_channel_, b_channel_;
-  work_matrix_type work_;
+  work_matrix_type work_, part_;  ///< V of this process's block of C, and one panel's share
+  Kokkos::View<std::int64_t*, memory_space> bad_;  ///< non-finite values each panel's packing found
+  Kokkos::View<std::int64_t*, memory_space> counts_;  ///< kept products of each panel
+  std::vector<std::int64_t> host_counts_;
+  std::vector<double> host_norms_[2];  ///< A's and B's norm maps as they travel
   double tau_ = 0.0;
   std::int64_t kept_ = 0, local_kept_ = 0;
   std::size_t received_bytes_ = 0;
