@@ -54,6 +54,8 @@ const char* const usage =
     "  --process-cols C    process grid P/C x C (default 1: rows split, B replicated)\n"
     "  --panels K          panels per block of k (default 1)\n"
     "  --no-keep           send the panels again every product (SUMMA memory)\n"
+    "  --whole-panels      broadcast whole panels (default: each process gets the tiles its\n"
+    "                      kept tile products read)\n"
     "  --balance           split rows by the work a first plan counts (default: equal rows)\n"
     "  --transport T       automatic, host_staging or nccl (default automatic)\n"
     "  --repeats R         timed products per figure (default 10)\n"
@@ -168,6 +170,7 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   d.process_cols = int(args.integer("process-cols", 1, 1, size));
   d.panels_per_block = int(args.integer("panels", 1, 1, 1024));
   d.keep_panels = !args.flag("no-keep");
+  d.kept_tiles_only = !args.flag("whole-panels");
   d.transport = nearsparse::parse_gpu_transport(args.text("transport", "automatic"));
   const int repeats = int(args.integer("repeats", 10, 1, 100000));
   const bool single = !args.flag("no-single");
@@ -191,9 +194,9 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   if (rank == 0)
     std::printf(
         "distributed spamm on %d process(es), %s: n = %d, %s, tile %d, panels per block %d, "
-        "keep %d, balance %d\n",
+        "keep %d, kept tiles only %d, balance %d\n",
         size, exec_t::name(), n, nearsparse::spamm::to_string(o.precision), o.tile,
-        d.panels_per_block, int(d.keep_panels), int(balance));
+        d.panels_per_block, int(d.keep_panels), int(d.kept_tiles_only), int(balance));
   if (rank == 0)
     std::printf("%-3s %-5s %6s %-5s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %6s\n",
                 "P", "grid", "n", "prec", "ratio", "tau", "build_ms", "first_ms", "upd_a_ms",

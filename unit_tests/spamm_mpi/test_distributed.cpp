@@ -63,8 +63,6 @@ matrix<Exec, typename View::non_const_value_type> copy_block(const Exec& exec, c
   return out;
 }
 
-// Process grids the communicator's size allows: 1-D (Algorithm 4), one process row, and a
-// square-ish 2-D grid.
 // ||C_block - full(block)||_F and ||full(block)||_F, each summed over all processes: the
 // distance and norm of the whole C when every process passes its block at (row0, col0).
 struct distance {
@@ -83,6 +81,8 @@ inline distance whole_distance(const host_matrix<double>& got, const host_matrix
   return {std::sqrt(sums[0]), std::sqrt(sums[1])};
 }
 
+// Process grids the communicator's size allows: 1-D (Algorithm 4), one process row, and a
+// square-ish 2-D grid.
 std::vector<std::pair<int, int>> grids(int size) {
   std::vector<std::pair<int, int>> g = {{size, 1}, {1, size}};
   if (size == 4) g.push_back({2, 2});
@@ -130,48 +130,60 @@ NEARSPARSE_SPACE_TEST_CASE("distributed spamm equals single-process spamm on eve
       for (bool keep : {true, false}) {
         for (int panels : {1, 2}) {
           for (auto transport : transports) {
-            INFO(nearsparse::spamm::to_string(precision)
-                 << ", grid " << pr << " x " << pc << ", keep " << keep << ", panels per block "
-                 << panels << ", transport " << nearsparse::to_string(transport));
-            distributed_options d;
-            d.transport = transport;
-            d.process_rows = pr;
-            d.process_cols = pc;
-            d.keep_panels = keep;
-            d.panels_per_block = panels;
-            const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, 32, d);
-            const auto a_blk =
-                copy_block(exec, a, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
-            const auto b_blk = block(b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
-            auto c_blk =
-                copy_block(exec, c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end);
-            nearsparse::spamm::distributed_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o,
-                                                             d);
-            // CHECK, not REQUIRE: a process that left the test would leave the others waiting.
-            CHECK(plan.kept_count() == single.kept_count());
-            CHECK(plan.valid_ratio() == single.valid_ratio());
-            CHECK(plan.process_rows() == pr);
-            CHECK(plan.process_cols() == pc);
-            const auto v = nearsparse::test::to_host(plan.work_matrix());
-            bool v_same = true;
-            for (std::size_t i = 0; i < v.rows; ++i)
-              for (std::size_t j = 0; j < v.cols; ++j)
-                v_same =
-                    v_same && v(i, j) == v_single(blk.row_begin / 32 + i, blk.col_begin / 32 + j);
-            CHECK(v_same);
-            for (int round = 0; round < 2; ++round) {
-              if (round == 1)
-                Kokkos::deep_copy(
-                    exec, c_blk, block(c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end));
-              plan.multiply(exec, alpha, beta, c_blk);
-              exec.fence();
-              const auto d = whole_distance(nearsparse::test::to_host(c_blk), full, blk.row_begin,
-                                            blk.col_begin);
-              INFO("round " << round);
-              CHECK(d.error <= tol * scale);
-              // Kept panels travel once; without keeping, every product sends them again.
-              if (round == 1 && keep) CHECK(plan.received_bytes() == 0);
+            // Bytes received by the first product: kept tiles only, then whole panels.
+            std::size_t received[2] = {0, 0};
+            for (bool tiles_only : {true, false}) {
+              INFO(nearsparse::spamm::to_string(precision)
+                   << ", grid " << pr << " x " << pc << ", keep " << keep << ", panels per block "
+                   << panels << ", transport " << nearsparse::to_string(transport)
+                   << ", kept tiles only " << tiles_only);
+              distributed_options d;
+              d.kept_tiles_only = tiles_only;
+              d.transport = transport;
+              d.process_rows = pr;
+              d.process_cols = pc;
+              d.keep_panels = keep;
+              d.panels_per_block = panels;
+              const auto blk =
+                  nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, 32, d);
+              const auto a_blk =
+                  copy_block(exec, a, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
+              const auto b_blk =
+                  block(b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
+              auto c_blk =
+                  copy_block(exec, c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end);
+              nearsparse::spamm::distributed_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk,
+                                                               o, d);
+              // CHECK, not REQUIRE: a process that left the test would leave the others waiting.
+              CHECK(plan.kept_count() == single.kept_count());
+              CHECK(plan.valid_ratio() == single.valid_ratio());
+              CHECK(plan.process_rows() == pr);
+              CHECK(plan.process_cols() == pc);
+              const auto v = nearsparse::test::to_host(plan.work_matrix());
+              bool v_same = true;
+              for (std::size_t i = 0; i < v.rows; ++i)
+                for (std::size_t j = 0; j < v.cols; ++j)
+                  v_same =
+                      v_same && v(i, j) == v_single(blk.row_begin / 32 + i, blk.col_begin / 32 + j);
+              CHECK(v_same);
+              for (int round = 0; round < 2; ++round) {
+                if (round == 1)
+                  Kokkos::deep_copy(
+                      exec, c_blk,
+                      block(c0, blk.row_begin, blk.row_end, blk.col_begin, blk.col_end));
+                plan.multiply(exec, alpha, beta, c_blk);
+                exec.fence();
+                const auto d = whole_distance(nearsparse::test::to_host(c_blk), full, blk.row_begin,
+                                              blk.col_begin);
+                INFO("round " << round);
+                CHECK(d.error <= tol * scale);
+                // Kept panels travel once; without keeping, every product sends them again.
+                if (round == 1 && keep) CHECK(plan.received_bytes() == 0);
+                if (round == 0) received[tiles_only ? 0 : 1] = plan.received_bytes();
+              }
             }
+            // Only the tiles a process's kept products read: never more than whole panels.
+            CHECK(received[0] <= received[1]);
           }
         }
       }
@@ -230,6 +242,74 @@ NEARSPARSE_SPACE_TEST_CASE("distributed tau search and operand updates match one
   exec.fence();
   const auto d3 = whole_distance(nearsparse::test::to_host(c3_blk), full, blk.row_begin, 0);
   CHECK(d3.error <= 1e-12 * d3.norm);
+}
+
+NEARSPARSE_SPACE_TEST_CASE("panels sent as kept tiles travel again after set_tau and updates",
+                           "[spamm][mpi]") {
+  using exec_t = TestType;
+  const exec_t exec;
+  const auto seed = shared_seed();
+  const int n = 233;
+  INFO("seed " << seed << ", " << world_size() << " processes, " << exec_t::name());
+  const auto a = decaying_random(exec, n, n, seed);
+  const auto b = decaying_random(exec, n, n, seed + 1);
+  const auto a2 = decaying_random(exec, n, n, seed + 2);  // a new A for update_a
+  nearsparse::spamm::options o;
+  o.precision = spamm_precision::fp64;
+  o.tile = 32;
+  nearsparse::spamm::plan<exec_t> single(exec, a, b, o);
+  single.search_tau(exec, 0.2);
+  const double tau_narrow = single.tau();
+  single.search_tau(exec, 0.6);
+  const double tau_wide = single.tau();
+  for (const auto& [pr, pc] : grids(world_size())) {
+    for (bool keep : {true, false}) {
+      INFO("grid " << pr << " x " << pc << ", keep " << keep);
+      distributed_options d;
+      d.process_rows = pr;
+      d.process_cols = pc;
+      d.keep_panels = keep;
+      o.tau = tau_narrow;
+      const auto blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, 32, d);
+      const auto a_blk =
+          copy_block(exec, a, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
+      const auto a2_blk =
+          copy_block(exec, a2, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
+      const auto b_blk =
+          copy_block(exec, b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
+      nearsparse::spamm::distributed_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o, d);
+      nearsparse::spamm::plan<exec_t> one(exec, a, b, o);
+      matrix<exec_t> c_one("c_one", n, n);
+      matrix<exec_t> c_blk("c_blk", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
+      // Each step changes what the processes' kept products read; the product after it must
+      // equal one process's at the same tau and operands.
+      auto check_step = [&](const char* step) {
+        INFO(step);
+        CHECK(plan.kept_count() == one.kept_count());
+        one.multiply(exec, 1.0, 0.0, c_one);
+        plan.multiply(exec, 1.0, 0.0, c_blk);
+        exec.fence();
+        const auto dist =
+            whole_distance(nearsparse::test::to_host(c_blk), nearsparse::test::to_host(c_one),
+                           blk.row_begin, blk.col_begin);
+        CHECK(dist.norm > 0);
+        CHECK(dist.error <= 1e-12 * dist.norm);
+      };
+      check_step("first product");
+      plan.multiply(exec, 1.0, 0.0, c_blk);  // kept panels: nothing travels
+      if (keep) CHECK(plan.received_bytes() == 0);
+      plan.set_tau(exec, tau_wide);
+      one.set_tau(exec, tau_wide);
+      check_step("a lower tau keeps more tile products");
+      if (world_size() > 1) CHECK(plan.received_bytes() > 0);
+      plan.update_a(exec, a2_blk);
+      one.update_a(exec, a2);
+      check_step("a new A reads other tiles of B");
+      plan.set_tau(exec, 0.0);
+      one.set_tau(exec, 0.0);
+      check_step("tau = 0: whole panels");
+    }
+  }
 }
 
 NEARSPARSE_SPACE_TEST_CASE("work-balanced blocks give the same product with even work",

@@ -61,6 +61,12 @@ struct distributed_options {
   /// Keep the panels received for later products (B replicated, Algorithm 4). false holds two
   /// panels of each operand at a time (SUMMA's memory) and sends them again every product.
   bool keep_panels = true;
+  /// With tau > 0, a panel travels to each process as the tiles that process's kept tile
+  /// products read (a tile of B's panel (k, j) when ||A[i,k]|| ||B[k,j]|| >= tau for one of its
+  /// rows i; likewise for A's panels along process rows), each process its own set, instead of
+  /// broadcast whole. A panel received this way serves only the same tau and the same other
+  /// operand: set_tau, update_a and update_b make the next product send it again.
+  bool kept_tiles_only = true;
   gpu_transport transport = gpu_transport::automatic;
 };
 
@@ -157,6 +163,51 @@ void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, v
       exec, "nearsparse::spamm::assemble_panels", rows, width, true,
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t u) {
         d[r * dst_width + offset + u] = s[r * width + u];
+      });
+}
+
+/// Whole tiles of a packed operand panel (rows of `row_words` 8-byte words, tile rows of
+/// `tile_words` words) copied to a compact buffer (gather) or back from one: compact tile t is
+/// tile tiles(first + t) = r * kt + k of the panel, rows [r tile, r tile + tile) and words
+/// [k tile_words, k tile_words + tile_words) of each, its rows one after the other.
+template <class ExecSpace, class Mem>
+void move_tiles(const ExecSpace& exec, bool gather, void* panel, std::int64_t row_words, int kt,
+                int tile, int tile_words, const Kokkos::View<int*, Mem>& tiles, std::int64_t first,
+                std::int64_t count, void* compact) {
+  auto* p = static_cast<std::uint64_t*>(panel);
+  auto* c = static_cast<std::uint64_t*>(compact);
+  nearsparse::detail::for_each_element(
+      exec, gather ? "nearsparse::spamm::gather_kept_tiles" : "nearsparse::spamm::place_kept_tiles",
+      int(count * tile), tile_words, true,
+      KOKKOS_LAMBDA(const std::int64_t row, const std::int64_t u) {
+        const std::int64_t id = tiles(first + row / tile);
+        const std::int64_t r = id / kt, k = id - r * kt;
+        std::uint64_t* in_panel = p + (r * tile + row % tile) * row_words + k * tile_words + u;
+        std::uint64_t* in_compact = c + row * tile_words + u;
+        if (gather) {
+          *in_compact = *in_panel;
+        } else {
+          *in_panel = *in_compact;
+        }
+      });
+}
+
+/// out[k] = the largest norm of tile column k of an A norm map (over its rows, by_rows) or of
+/// tile row k of a B norm map (over its columns): what a process's own block multiplies the
+/// other operand's tiles of k with.
+template <class ExecSpace, class Mem>
+void largest_norms(const ExecSpace& exec, const norm_map<Mem>& norms, bool by_rows, double* out) {
+  const int kt = int(by_rows ? norms.extent(1) : norms.extent(0));
+  const int across = int(by_rows ? norms.extent(0) : norms.extent(1));
+  Kokkos::parallel_for(
+      "nearsparse::spamm::largest_norms", Kokkos::RangePolicy<ExecSpace>(exec, 0, kt),
+      KOKKOS_LAMBDA(const int k) {
+        double m = 0.0;
+        for (int o = 0; o < across; ++o) {
+          const double x = by_rows ? norms(o, k) : norms(k, o);
+          m = x > m ? x : m;
+        }
+        out[k] = m;
       });
 }
 
@@ -289,6 +340,14 @@ class distributed_plan {
   void set_tau(const ExecSpace& exec, double tau) {
     require_nonnegative("nearsparse::spamm::distributed_plan::set_tau", "tau", tau);
     tau_ = tau;
+    // Panels that arrived as kept tiles only served the kept set they were sent for.
+    for (bool is_a : {true, false}) {
+      bool& partial = is_a ? a_partial_ : b_partial_;
+      if (!partial) continue;
+      for (auto& p : panels_) (is_a ? p.a_kept : p.b_kept) = false;
+      whole_.ready = false;
+      partial = false;
+    }
     local_kept_ = count_local(exec, tau, true);
     kept_ = local_kept_;
     nearsparse::detail::mpi_check(
@@ -359,12 +418,24 @@ class distributed_plan {
     }
     if (a_channel_) a_channel_->begin_round(exec);
     if (b_channel_) b_channel_->begin_round(exec);
+    for (bool is_a : {true, false})
+      if (tiles_only(is_a) && !all_kept(is_a)) list_kept_tiles(exec, is_a);
     const std::size_t count = panels_.size();
     std::vector<transfer> moves(count);
     bool first = true;
     auto compute = [&](std::size_t t) {
-      if (moves[t].a_receive >= 0) a_channel_->finish(exec, moves[t].a_receive);
-      if (moves[t].b_receive >= 0) b_channel_->finish(exec, moves[t].b_receive);
+      for (bool is_a : {true, false}) {
+        const int receive = is_a ? moves[t].a_receive : moves[t].b_receive;
+        if (receive < 0) continue;
+        (is_a ? a_channel_ : b_channel_)->finish(exec, receive);
+        void* compact = is_a ? moves[t].a_compact : moves[t].b_compact;
+        if (compact != nullptr) {
+          const std::vector<std::int64_t>& first = is_a ? panels_[t].a_first : panels_[t].b_first;
+          move_kept(exec, panels_[t], is_a, false,
+                    const_cast<void*>(is_a ? moves[t].a : moves[t].b), 0, first[1] - first[0],
+                    compact);
+        }
+      }
       if (empty_c) return;
       const panel& p = panels_[t];
       run_product(exec, p.geo, moves[t].a, moves[t].b, p.a_norms.data(), p.b_norms.data(), alpha,
@@ -380,6 +451,8 @@ class distributed_plan {
       for (std::size_t t = 0; t < count; ++t)
         if (!moves[t].local()) compute(t);
       for (auto& p : panels_) p.a_kept = p.b_kept = true;
+      a_partial_ = tiles_only(true);
+      b_partial_ = tiles_only(false);
     } else {
       // Two slots per operand: panel t + 1 travels while panel t is multiplied.
       moves[0] = start(exec, 0, 0);
@@ -483,6 +556,13 @@ class distributed_plan {
     raw_buffer a, b;  ///< owned here, or kept after being received
     bool a_kept = false, b_kept = false;
     norm_map_type a_norms, b_norms;
+    /// Kept tiles only (distributed_options::kept_tiles_only): the tiles (r * kt + k) that
+    /// travel, for every other process of the row or column one after the other on the owner
+    /// (from *_first[q]), the ones this process reads elsewhere; the compact buffers they travel
+    /// in (sent from the owner, received here while panels are kept).
+    Kokkos::View<int*, memory_space> a_tiles, b_tiles;
+    std::vector<std::int64_t> a_first, b_first;
+    raw_buffer a_out, b_out, a_in, b_in;
   };
 
   /// Where one panel's operands are for a multiply, and the broadcasts that bring them here
@@ -491,6 +571,8 @@ class distributed_plan {
     const void* a = nullptr;
     const void* b = nullptr;
     int a_receive = -1, b_receive = -1, a_send = -1, b_send = -1;
+    void* a_compact = nullptr;  ///< kept tiles received here, to place into a (likewise b)
+    void* b_compact = nullptr;
     bool local() const { return a_receive < 0 && b_receive < 0; }
   };
 
@@ -582,32 +664,184 @@ class distributed_plan {
   /// buffers (keep_panels) or slot s. Whether an operand travels is decided alike on every
   /// process of its row or column (`*_kept` changes only in collective calls).
   transfer start(const ExecSpace& exec, std::size_t t, std::size_t s) {
-    panel& p = panels_[t];
     transfer m;
-    auto one = [&](channel* ch, bool owner, bool kept, int root, std::size_t bytes, raw_buffer& own,
-                   std::vector<raw_buffer>& slots, const char* label, const void*& where,
-                   int& receive, int& send) {
-      if (owner || !ch || kept) {  // here already
-        where = own.data();
-        if (owner && ch && !kept) send = ch->start(exec, own.data(), bytes, root);
-        return;
-      }
-      if (dist_.keep_panels) {
-        ensure(own, bytes, exec, label);
-      } else {
-        if (slots.size() <= s) slots.resize(s + 1);
-        ensure(slots[s], bytes, exec, label);
-      }
-      raw_buffer& buf = dist_.keep_panels ? own : slots[s];
-      where = buf.data();
+    for (bool is_a : {true, false}) start_operand(exec, panels_[t], s, is_a, m);
+    return m;
+  }
+
+  void start_operand(const ExecSpace& exec, panel& p, std::size_t s, bool is_a, transfer& m) {
+    channel* ch = is_a ? a_channel_.get() : b_channel_.get();
+    const bool owner = is_a ? p.a_owner == pcol_ : p.b_owner == prow_;
+    const bool kept = is_a ? p.a_kept : p.b_kept;
+    const int root = is_a ? p.a_owner : p.b_owner;
+    const std::size_t bytes = is_a ? a_bytes(p) : b_bytes(p);
+    raw_buffer& own = is_a ? p.a : p.b;
+    const void*& where = is_a ? m.a : m.b;
+    if (owner || !ch || kept) {  // here already
+      where = own.data();
+      if (owner && ch && !kept)
+        (is_a ? m.a_send : m.b_send) =
+            tiles_only(is_a) ? send_tiles(exec, p, is_a) : ch->start(exec, own.data(), bytes, root);
+      return;
+    }
+    std::vector<raw_buffer>& slots = is_a ? a_slots_ : b_slots_;
+    const char* label = is_a ? "A_panel" : "Bt_panel";
+    if (dist_.keep_panels) {
+      ensure(own, bytes, exec, label);
+    } else {
+      if (slots.size() <= s) slots.resize(s + 1);
+      ensure(slots[s], bytes, exec, label);
+    }
+    raw_buffer& buf = dist_.keep_panels ? own : slots[s];
+    where = buf.data();
+    int& receive = is_a ? m.a_receive : m.b_receive;
+    if (!tiles_only(is_a)) {
       receive = ch->start(exec, buf.data(), bytes, root);
       received_bytes_ += bytes;
-    };
-    one(a_channel_.get(), p.a_owner == pcol_, p.a_kept, p.a_owner, a_bytes(p), p.a, a_slots_,
-        "A_panel", m.a, m.a_receive, m.a_send);
-    one(b_channel_.get(), p.b_owner == prow_, p.b_kept, p.b_owner, b_bytes(p), p.b, b_slots_,
-        "Bt_panel", m.b, m.b_receive, m.b_send);
-    return m;
+      return;
+    }
+    // Kept tiles only: into a compact buffer (the panel's while panels are kept, else slot s's),
+    // placed into the panel's layout before the panel is multiplied.
+    std::vector<raw_buffer>& compact_slots = is_a ? a_in_slots_ : b_in_slots_;
+    if (!dist_.keep_panels && compact_slots.size() <= s) compact_slots.resize(s + 1);
+    raw_buffer& compact = dist_.keep_panels ? (is_a ? p.a_in : p.b_in) : compact_slots[s];
+    const std::vector<std::int64_t>& first = is_a ? p.a_first : p.b_first;
+    const std::size_t in_bytes = std::size_t(first[1] - first[0]) * tile_bytes(p);
+    ensure(compact, in_bytes, exec, is_a ? "A_kept_tiles" : "Bt_kept_tiles");
+    typename channel::peer_move move;
+    move.peer = root;
+    move.recv = compact.data();
+    move.recv_bytes = in_bytes;
+    receive = ch->start_exchange(exec, {move});
+    (is_a ? m.a_compact : m.b_compact) = compact.data();
+    received_bytes_ += in_bytes;
+  }
+
+  /// Whether operand A's (is_a) or B's panels travel as kept tiles only: the option, a threshold
+  /// that drops tile products, and a row or column to travel along. The same on every process.
+  bool tiles_only(bool is_a) const {
+    return dist_.kept_tiles_only && tau_ > 0 && (is_a ? a_channel_ : b_channel_) != nullptr;
+  }
+
+  bool all_kept(bool is_a) const {
+    for (const auto& p : panels_)
+      if (!(is_a ? p.a_kept : p.b_kept)) return false;
+    return true;
+  }
+
+  std::size_t tile_bytes(const panel& p) const {
+    return std::size_t(p.geo.tile) * p.geo.tile * detail::storage_bytes(options_.precision);
+  }
+
+  /// The owner's part of moving panel p's kept tiles: every other process of the row or column
+  /// gets its own tiles, gathered into one compact buffer.
+  int send_tiles(const ExecSpace& exec, panel& p, bool is_a) {
+    const std::vector<std::int64_t>& first = is_a ? p.a_first : p.b_first;
+    const int members = int(first.size()) - 1, me = is_a ? pcol_ : prow_;
+    raw_buffer& out = is_a ? p.a_out : p.b_out;
+    ensure(out, std::size_t(first.back()) * tile_bytes(p), exec,
+           is_a ? "A_kept_tiles_out" : "Bt_kept_tiles_out");
+    move_kept(exec, p, is_a, true, (is_a ? p.a : p.b).data(), 0, first.back(), out.data());
+    std::vector<typename channel::peer_move> moves;
+    for (int q = 0; q < members; ++q) {
+      if (q == me) continue;
+      typename channel::peer_move move;
+      move.peer = q;
+      move.send = reinterpret_cast<const char*>(out.data()) +
+                  std::size_t(first[std::size_t(q)]) * tile_bytes(p);
+      move.send_bytes =
+          std::size_t(first[std::size_t(q) + 1] - first[std::size_t(q)]) * tile_bytes(p);
+      moves.push_back(move);
+    }
+    return (is_a ? a_channel_ : b_channel_)->start_exchange(exec, moves);
+  }
+
+  /// Copies `count` kept tiles of panel p's A (is_a) or B from the panel's layout at `panel`
+  /// to `compact` (gather) or back, from tile `from` of its list.
+  void move_kept(const ExecSpace& exec, const panel& p, bool is_a, bool gather, void* panel_data,
+                 std::int64_t from, std::int64_t count, void* compact) const {
+    const int bytes = detail::storage_bytes(options_.precision);
+    detail::move_tiles(exec, gather, panel_data, std::int64_t(p.geo.kp) * bytes / 8, p.geo.kt,
+                       p.geo.tile, p.geo.tile * bytes / 8, is_a ? p.a_tiles : p.b_tiles, from,
+                       count, compact);
+  }
+
+  /// Which tiles of each panel of A (is_a) or B travel to which process, from the norm maps and
+  /// tau. Process q of the row (A) or column (B) reads tile (r, k) of a panel exactly when the
+  /// tile's norm times the largest norm that q's block of the other operand has at k is >= tau
+  /// (rounding is monotone, so this is one of q's kept tile products). Each process lists the
+  /// tiles of its own panels for every other process, and its own for the panels it receives.
+  void list_kept_tiles(const ExecSpace& exec, bool is_a) {
+    MPI_Comm comm = is_a ? row_comm_->comm : col_comm_->comm;
+    const int members = is_a ? pc_ : pr_, me = is_a ? pcol_ : prow_;
+    std::size_t kt_total = 0;
+    for (const auto& p : panels_) kt_total += std::size_t(p.geo.kt);
+    if (largest_.extent(0) < kt_total)
+      largest_ = Kokkos::View<double*, memory_space>(
+          Kokkos::view_alloc(exec, "nearsparse::spamm::largest_norms"), kt_total);
+    std::size_t k_at = 0;
+    for (const auto& p : panels_) {
+      detail::largest_norms(exec, is_a ? p.b_norms : p.a_norms, !is_a, largest_.data() + k_at);
+      k_at += std::size_t(p.geo.kt);
+    }
+    std::vector<double> largest(std::size_t(members) * kt_total);
+    Kokkos::deep_copy(exec,
+                      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          largest.data() + std::size_t(me) * kt_total, kt_total),
+                      Kokkos::subview(largest_, std::make_pair(std::size_t(0), kt_total)));
+    exec.fence();
+    nearsparse::detail::mpi_check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, largest.data(),
+                                                int(kt_total), MPI_DOUBLE, comm),
+                                  fn, "MPI_Allgather");
+    // This operand's norm maps, as share_norms left them on the host.
+    const std::vector<double>& norms = host_norms_[is_a ? 0 : 1];
+    std::vector<std::vector<int>> lists(panels_.size());
+    std::size_t norm_at = 0;
+    k_at = 0;
+    for (std::size_t t = 0; t < panels_.size(); ++t) {
+      panel& p = panels_[t];
+      const int kt = p.geo.kt, rows = is_a ? p.geo.mt : p.geo.nt;
+      const double* h = norms.data() + norm_at;
+      std::vector<int>& list = lists[t];
+      std::vector<std::int64_t>& first = is_a ? p.a_first : p.b_first;
+      first.assign(1, 0);
+      auto add = [&](int q) {
+        const double* m = largest.data() + std::size_t(q) * kt_total + k_at;
+        if (is_a) {  // A's map is rows x kt
+          for (int r = 0; r < rows; ++r)
+            for (int k = 0; k < kt; ++k)
+              if (h[std::size_t(r) * kt + k] * m[k] >= tau_) list.push_back(r * kt + k);
+        } else {  // B's map is kt x columns
+          for (int k = 0; k < kt; ++k)
+            for (int r = 0; r < rows; ++r)
+              if (m[k] * h[std::size_t(k) * rows + r] >= tau_) list.push_back(r * kt + k);
+        }
+        first.push_back(std::int64_t(list.size()));
+      };
+      if ((is_a ? p.a_owner : p.b_owner) == me) {
+        for (int q = 0; q < members; ++q) {
+          if (q == me) {
+            first.push_back(first.back());
+          } else {
+            add(q);
+          }
+        }
+      } else {
+        add(me);
+      }
+      auto& tiles = is_a ? p.a_tiles : p.b_tiles;
+      if (tiles.extent(0) < list.size())
+        tiles = Kokkos::View<int*, memory_space>(
+            Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "nearsparse::spamm::kept_tiles"),
+            list.size());
+      if (!list.empty())
+        Kokkos::deep_copy(exec, Kokkos::subview(tiles, std::make_pair(std::size_t(0), list.size())),
+                          Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                              list.data(), list.size()));
+      norm_at += std::size_t(kt) * std::size_t(rows);
+      k_at += std::size_t(kt);
+    }
+    exec.fence();  // the lists are copied up before they go out of scope
   }
 
   void split_communicators() {
@@ -884,6 +1118,11 @@ class distributed_plan {
     norm_map_type a_norms, b_norms;
   } whole_;
   std::vector<raw_buffer> a_slots_, b_slots_;
+  std::vector<raw_buffer> a_in_slots_, b_in_slots_;  ///< kept tiles received, without keep_panels
+  Kokkos::View<double*, memory_space> largest_;      ///< see list_kept_tiles
+  /// The last transfer of A's (B's) panels carried kept tiles only: the panels here serve the
+  /// current tau and other operand only.
+  bool a_partial_ = false, b_partial_ = false;
   std::unique_ptr<channel> a_channel_, b_channel_;
   work_matrix_type work_, part_;  ///< V of this process's block of C, and one panel's share
   Kokkos::View<std::int64_t*, memory_space> bad_;  ///< non-finite values each panel's packing found

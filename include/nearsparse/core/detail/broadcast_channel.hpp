@@ -1,11 +1,13 @@
 #pragma once
 // Broadcasts of buffers in an execution space's memory among the processes of an MPI
-// communicator, started and finished separately so that the caller computes while they travel.
-// Used by the multi-process drivers (NEARSPARSE_ENABLE_MPI).
+// communicator, and exchanges between pairs of them (each process sends its own buffer to each
+// peer), started and finished separately so that the caller computes while they travel. Used by
+// the multi-process drivers (NEARSPARSE_ENABLE_MPI).
 //
-// - Host-accessible memory (Serial, OpenMP): MPI_Ibcast on the buffer itself.
-// - GPU memory, host staging: the root copies the buffer to pinned host memory, MPI_Ibcast moves
-//   it, the others copy it up, in order on the caller's execution space instance.
+// - Host-accessible memory (Serial, OpenMP): MPI_Ibcast, MPI_Isend and MPI_Irecv on the buffers
+//   themselves.
+// - GPU memory, host staging: the senders copy their buffers to pinned host memory, MPI moves
+//   them, the receivers copy them up, in order on the caller's execution space instance.
 // - GPU memory through NCCL (built with NCCL, on Kokkos::Cuda): device to device on a stream of
 //   the channel's own, ordered against the caller's stream by events.
 
@@ -94,13 +96,72 @@ class broadcast_channel {
     return kind_;
   }
 
+  /// One process's part of an exchange with `peer` (a rank of the communicator): `send_bytes` at
+  /// `send` go to it, `recv_bytes` from it land at `recv` (ExecSpace's memory; either may be 0).
+  struct peer_move {
+    int peer = 0;
+    const void* send = nullptr;
+    std::size_t send_bytes = 0;
+    void* recv = nullptr;
+    std::size_t recv_bytes = 0;
+  };
+
+  /// Starts every move at once. Each pair of processes names each other with matching sizes,
+  /// and every process starts its exchanges and broadcasts in the same order. Data sent may
+  /// still be being written by work queued on `exec`.
+  int start_exchange(const ExecSpace& exec, const std::vector<peer_move>& moves) {
+    pending p;
+#if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (nccl_capable_v<ExecSpace>) {
+      if (kind_ == gpu_transport::nccl) {
+        std::vector<nccl_communicator::peer_transfer> transfers;
+        for (const auto& m : moves)
+          transfers.push_back({m.peer, m.send, m.send_bytes, m.recv, m.recv_bytes});
+        p.ticket = nccl_->exchange(transfers, exec.cuda_stream());
+        pending_.push_back(std::move(p));
+        return static_cast<int>(pending_.size()) - 1;
+      }
+    }
+#endif
+    exec.fence();  // what is sent is complete; a receiver's buffer is no longer read
+    for (const auto& m : moves) {
+      if (m.send_bytes > 0) {
+        const char* from = static_cast<const char*>(m.send);
+        if constexpr (!host_accessible_v<ExecSpace>) {
+          char* staged = staging(m.send_bytes);
+          Kokkos::deep_copy(host_bytes(staged, m.send_bytes),
+                            device_bytes(const_cast<void*>(m.send), m.send_bytes));
+          from = staged;
+        }
+        for_pieces(m.send_bytes, [&](std::size_t at, int count) {
+          MPI_Request r;
+          mpi_check(MPI_Isend(from + at, count, MPI_BYTE, m.peer, 0, comm_, &r), driver_,
+                    "MPI_Isend");
+          p.requests.push_back(r);
+        });
+      }
+      if (m.recv_bytes > 0) {
+        char* into = static_cast<char*>(m.recv);
+        if constexpr (!host_accessible_v<ExecSpace>) {
+          into = staging(m.recv_bytes);
+          p.arrivals.push_back({m.recv, into, m.recv_bytes});
+        }
+        for_pieces(m.recv_bytes, [&](std::size_t at, int count) {
+          MPI_Request r;
+          mpi_check(MPI_Irecv(into + at, count, MPI_BYTE, m.peer, 0, comm_, &r), driver_,
+                    "MPI_Irecv");
+          p.requests.push_back(r);
+        });
+      }
+    }
+    pending_.push_back(std::move(p));
+    return static_cast<int>(pending_.size()) - 1;
+  }
+
   /// Starts broadcasting `bytes` at `data` (ExecSpace's memory) from process `root` of the
   /// communicator. The root's data may still be being written by work queued on `exec`.
   int start(const ExecSpace& exec, void* data, std::size_t bytes, int root) {
     pending p;
-    p.data = data;
-    p.bytes = bytes;
-    p.root = root;
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
     if constexpr (nccl_capable_v<ExecSpace>) {
       if (kind_ == gpu_transport::nccl) {
@@ -112,32 +173,23 @@ class broadcast_channel {
 #endif
     char* buffer = static_cast<char*>(data);
     if constexpr (!host_accessible_v<ExecSpace>) {
-      // One staging buffer per broadcast of a round, kept for the next rounds: pinned memory
-      // is slow to allocate, and copies through pageable memory run at a fraction of the link.
-      const std::size_t slot = pending_.size();
-      if (staging_.size() <= slot) staging_.resize(slot + 1);
-      if (staging_[slot].extent(0) < bytes)
-        staging_[slot] = staging_view(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(driver_) + "::staging"),
-            bytes);
-      p.staging = staging_[slot].data();
-      buffer = p.staging;
-      if (mpi_rank(comm_) == root && bytes > 0) {
-        exec.fence();  // the root's data is complete
-        Kokkos::deep_copy(host_bytes(buffer, bytes), device_bytes(data, bytes));
+      buffer = staging(bytes);
+      if (mpi_rank(comm_) == root) {
+        if (bytes > 0) {
+          exec.fence();  // the root's data is complete
+          Kokkos::deep_copy(host_bytes(buffer, bytes), device_bytes(data, bytes));
+        }
+      } else {
+        p.arrivals.push_back({data, buffer, bytes});
       }
     } else {
       exec.fence();  // the root's data is complete; a receiver's buffer is no longer read
     }
-    // MPI counts are ints: large buffers go in pieces of 1 GiB.
-    constexpr std::size_t piece = std::size_t(1) << 30;
-    for (std::size_t at = 0; at < bytes; at += piece) {
+    for_pieces(bytes, [&](std::size_t at, int count) {
       MPI_Request r;
-      mpi_check(
-          MPI_Ibcast(buffer + at, int(std::min(piece, bytes - at)), MPI_BYTE, root, comm_, &r),
-          driver_, "MPI_Ibcast");
+      mpi_check(MPI_Ibcast(buffer + at, count, MPI_BYTE, root, comm_, &r), driver_, "MPI_Ibcast");
       p.requests.push_back(r);
-    }
+    });
     pending_.push_back(std::move(p));
     return static_cast<int>(pending_.size()) - 1;
   }
@@ -158,9 +210,11 @@ class broadcast_channel {
                 driver_, "MPI_Waitall");
     p.requests.clear();
     if constexpr (!host_accessible_v<ExecSpace>) {
-      if (mpi_rank(comm_) != p.root && p.bytes > 0)
-        Kokkos::deep_copy(exec, device_bytes(p.data, p.bytes), host_bytes(p.staging, p.bytes));
+      for (const auto& a : p.arrivals)
+        if (a.bytes > 0)
+          Kokkos::deep_copy(exec, device_bytes(a.data, a.bytes), host_bytes(a.staging, a.bytes));
     }
+    p.arrivals.clear();
   }
 
   /// Broadcasts started from now on wait for the work queued so far on `exec` (which may still
@@ -182,6 +236,7 @@ class broadcast_channel {
   void begin_round(const ExecSpace& exec) {
     exec.fence();  // staged copies read the host buffers until they are done
     pending_.clear();
+    staged_ = 0;
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
     if (nccl_) nccl_->begin_round();
 #endif
@@ -198,14 +253,39 @@ class broadcast_channel {
     return device_view(static_cast<char*>(p), n);
   }
 
-  struct pending {
+  /// Host staging: data that arrived in a staging buffer, copied up when finished.
+  struct arrival {
     void* data = nullptr;
+    char* staging = nullptr;
     std::size_t bytes = 0;
-    int root = 0;
+  };
+
+  struct pending {
     int ticket = -1;  // NCCL
     std::vector<MPI_Request> requests;
-    char* staging = nullptr;  // host staging: this broadcast's buffer in staging_
+    std::vector<arrival> arrivals;
   };
+
+  /// A staging buffer of at least `bytes` for one message of this round. They are kept for the
+  /// next rounds: pinned memory is slow to allocate, and copies through pageable memory run at
+  /// a fraction of the link.
+  char* staging(std::size_t bytes) {
+    const std::size_t slot = staged_++;
+    if (staging_.size() <= slot) staging_.resize(slot + 1);
+    if (staging_[slot].extent(0) < bytes)
+      staging_[slot] = staging_view(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(driver_) + "::staging"),
+          bytes);
+    return staging_[slot].data();
+  }
+
+  /// f(offset, count) for each piece of a message: MPI counts are ints, so large buffers go in
+  /// pieces of 1 GiB.
+  template <class F>
+  static void for_pieces(std::size_t bytes, F&& f) {
+    constexpr std::size_t piece = std::size_t(1) << 30;
+    for (std::size_t at = 0; at < bytes; at += piece) f(at, int(std::min(piece, bytes - at)));
+  }
   using staging_view = Kokkos::View<char*, staging_memory_t<ExecSpace>>;
 
   MPI_Comm comm_;
@@ -213,6 +293,7 @@ class broadcast_channel {
   gpu_transport kind_;
   std::vector<pending> pending_;
   std::vector<staging_view> staging_;
+  std::size_t staged_ = 0;  ///< staging buffers used this round
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
   std::shared_ptr<nccl_communicator> nccl_;
 #endif
