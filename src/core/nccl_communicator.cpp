@@ -69,8 +69,13 @@ nccl_communicator::nccl_communicator(MPI_Comm comm) : state_(std::make_unique<st
   mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), driver, "MPI_Bcast");
   nccl_check(ncclCommInitRank(&state_->comm, mpi_size(comm), id, mpi_rank(comm)),
              "ncclCommInitRank");
-  cuda_check(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking),
-             "cudaStreamCreateWithFlags");
+  // The highest priority: transfers start on multiprocessors that a long product kernel on the
+  // caller's stream frees, instead of waiting for the whole kernel to end.
+  int least = 0, greatest = 0;
+  cuda_check(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+             "cudaDeviceGetStreamPriorityRange");
+  cuda_check(cudaStreamCreateWithPriority(&state_->stream, cudaStreamNonBlocking, greatest),
+             "cudaStreamCreateWithPriority");
   cuda_check(cudaEventCreateWithFlags(&state_->ready, cudaEventDisableTiming), "cudaEventCreate");
 }
 

@@ -284,6 +284,12 @@ __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32, T::MIN_BLOCKS)
     cp_async_wait<0>();
 
     const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
+    // Nothing kept for this block (a panel of k that misses it) and beta = 1: C stays as it is,
+    // unread and unwritten.
+    if (steps == 0 && beta == CT(1)) {
+      __syncthreads();
+      continue;
+    }
 #pragma unroll
     for (int i = 0; i < AM; ++i)
 #pragma unroll
@@ -447,6 +453,12 @@ __global__ void __launch_bounds__(fma_threads, BM == 128 ? 2 : 4)
     }
 
     const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
+    // Nothing kept for this block (a panel of k that misses it) and beta = 1: C stays as it is,
+    // unread and unwritten.
+    if (steps == 0 && beta == CT(1)) {
+      __syncthreads();
+      continue;
+    }
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll

@@ -311,6 +311,12 @@ __global__ void __launch_bounds__(wg_threads, 1)
       if (steps > 0 && lane == 0) mbar_arrive(&empty[(it + STAGES - 1) % STAGES]);
 
       const CT alpha = static_cast<CT>(p.alpha), beta = static_cast<CT>(p.beta);
+      // Nothing kept for this block (a panel of k that misses it) and beta = 1: C stays as it is,
+      // unread and unwritten.
+      if (steps == 0 && beta == CT(1)) {
+        block_barrier();
+        continue;
+      }
       const int g = lane >> 2, t = lane & 3;
       const int row0 = i0 + 64 * half + 16 * warp + g;
       // Each thread holds pairs of adjacent columns: with rows contiguous and pairs aligned,

@@ -133,6 +133,9 @@ NEARSPARSE_SPACE_TEST_CASE("distributed spamm equals single-process spamm on eve
             // Bytes received by the first product: kept tiles only, then whole panels.
             std::size_t received[2] = {0, 0};
             for (bool tiles_only : {true, false}) {
+              // Whole panels once per grid and mode (each plan opens its own communicators,
+              // slow with NCCL): with fp32.
+              if (!tiles_only && precision != spamm_precision::fp32) continue;
               INFO(nearsparse::spamm::to_string(precision)
                    << ", grid " << pr << " x " << pc << ", keep " << keep << ", panels per block "
                    << panels << ", transport " << nearsparse::to_string(transport)
@@ -183,7 +186,7 @@ NEARSPARSE_SPACE_TEST_CASE("distributed spamm equals single-process spamm on eve
               }
             }
             // Only the tiles a process's kept products read: never more than whole panels.
-            CHECK(received[0] <= received[1]);
+            if (precision == spamm_precision::fp32) CHECK(received[0] <= received[1]);
           }
         }
       }

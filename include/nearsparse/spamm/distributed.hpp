@@ -176,18 +176,21 @@ void move_tiles(const ExecSpace& exec, bool gather, void* panel, std::int64_t ro
                 std::int64_t count, void* compact) {
   auto* p = static_cast<std::uint64_t*>(panel);
   auto* c = static_cast<std::uint64_t*>(compact);
-  nearsparse::detail::for_each_element(
-      exec, gather ? "nearsparse::spamm::gather_kept_tiles" : "nearsparse::spamm::place_kept_tiles",
-      int(count * tile), tile_words, true,
-      KOKKOS_LAMBDA(const std::int64_t row, const std::int64_t u) {
-        const std::int64_t id = tiles(first + row / tile);
+  const std::int64_t tile_size = std::int64_t(tile) * tile_words;  // words of one tile
+  // One word per thread, consecutive threads along a tile row.
+  Kokkos::parallel_for(
+      gather ? "nearsparse::spamm::gather_kept_tiles" : "nearsparse::spamm::place_kept_tiles",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count * tile_size),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t t = e / tile_size, in = e - t * tile_size;
+        const std::int64_t row = in / tile_words, u = in - row * tile_words;
+        const std::int64_t id = tiles(first + t);
         const std::int64_t r = id / kt, k = id - r * kt;
-        std::uint64_t* in_panel = p + (r * tile + row % tile) * row_words + k * tile_words + u;
-        std::uint64_t* in_compact = c + row * tile_words + u;
+        std::uint64_t* in_panel = p + (r * tile + row) * row_words + k * tile_words + u;
         if (gather) {
-          *in_compact = *in_panel;
+          c[e] = *in_panel;
         } else {
-          *in_panel = *in_compact;
+          *in_panel = c[e];
         }
       });
 }
