@@ -9,8 +9,10 @@
 //
 // - P_c = 1 (the default) is the paper's Algorithm 4: rows of A and C split over the processes,
 //   B replicated with its norm map. Each process holds only its rows of B at the start; the
-//   first product broadcasts every process's block (packed, in the input format) in panels
-//   along k while the panels already here are multiplied, and keeps them for later products.
+//   first product moves every process's block (packed, in the input format) in panels along k
+//   while the panels already here are multiplied, and keeps them for later products. With
+//   tau > 0 each process receives only the tiles its kept tile products read
+//   (distributed_options::kept_tiles_only); whole panels are broadcast otherwise.
 // - P_c > 1 is SUMMA for a B that does not fit one GPU: panels of A travel along process rows and
 //   panels of B along process columns; with keep_panels = false only two of each are held.
 //
