@@ -310,3 +310,107 @@ NEARSPARSE_SPACE_TEST_CASE("the host CDM kernel does not read C with beta = 0", 
         0);
   }
 }
+
+#if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
+NEARSPARSE_SPACE_TEST_CASE("every vector copy of the host CDM kernel equals the dense product",
+                           "[diagonal]") {
+  // The host kernel sums groups of compact diagonals in registers, compiled at the baseline
+  // instruction set and for wider vectors, the widest the processor runs taken at run time: each
+  // copy is run here (those the processor lacks fall back to narrower ones). Odd sizes past one
+  // 512-position block leave positions past the last whole vector step; counts of C's compact
+  // diagonals that are not a multiple of the group; bands whose reads wrap inside some blocks
+  // and not in others; a product with fewer positions than one vector step; and empty operands.
+  // Against the dense product where it is cheap, else against the portable kernel.
+  using nearsparse::implementation;
+  const TestType exec;
+  using mem = typename TestType::memory_space;
+  if constexpr (nd::detail::cdm_specialized<TestType, mem>::value) {
+    const auto seed = nearsparse::test::fresh_seed();
+    nd::product_options portable;
+    portable.implementation = implementation::portable;
+    const auto run = [&](auto scalar, int n, const std::vector<int>& ia, const std::vector<int>& ib,
+                         bool dense, std::uint64_t s) {
+      using Scalar = decltype(scalar);
+      using matrix = nd::cdm_matrix<Scalar, mem>;
+      matrix a(exec, n, ia), b(exec, n, ib);
+      nearsparse::fill_random(exec, a.values(), s, -1.0, 1.0);
+      nearsparse::fill_random(exec, b.values(), s + 1, -1.0, 1.0);
+      for (const auto op_a : {nd::op::none, nd::op::transpose})
+        for (const auto op_b : {nd::op::none, nd::op::transpose}) {
+          const nd::cdm_product_plan<Scalar, mem> plan(exec, a, b, op_a, op_b);
+          const auto ha =
+              dense ? ref::apply_op(ref::dense_of(exec, a), op_a) : host_matrix<double>(0, 0);
+          const auto hb =
+              dense ? ref::apply_op(ref::dense_of(exec, b), op_b) : host_matrix<double>(0, 0);
+          auto c_portable = plan.make_c(exec);
+          nearsparse::fill_random(exec, c_portable.values(), s + 2, -1.0, 1.0);
+          const auto c0 = ref::dense_of(exec, c_portable);
+          nd::multiply(exec, plan, Scalar(-0.75), a, b, Scalar(2), c_portable, portable);
+          const auto expected = ref::dense_of(exec, c_portable);
+          for (const int widest : {0, 1, 2}) {
+            INFO("n " << n << ", " << ia.size() << " x " << ib.size()
+                      << " compact diagonals, op(A) " << nd::to_string(op_a) << ", op(B) "
+                      << nd::to_string(op_b) << ", "
+                      << (std::is_same_v<Scalar, float> ? "float" : "double") << ", widest "
+                      << widest << ", seed " << s);
+            auto c = plan.make_c(exec), c_zero = plan.make_c(exec);
+            nearsparse::fill_random(exec, c.values(), s + 2, -1.0, 1.0);
+            Kokkos::deep_copy(exec, c_zero.values(), Scalar(std::nan("")));  // beta = 0: unread
+            nd::detail::cdm_multiply_host(exec, plan, Scalar(-0.75), a, b, Scalar(2), c, widest);
+            nd::detail::cdm_multiply_host(exec, plan, Scalar(-0.75), a, b, Scalar(0), c_zero,
+                                          widest);
+            exec.fence();
+            const auto got = ref::dense_of(exec, c), got_zero = ref::dense_of(exec, c_zero);
+            if (dense) {
+              ref::check_product<Scalar>(got, -0.75, ha, hb, 2.0, c0);
+            } else {
+              // The same order of sums: at most the compiler's contraction of multiply-adds
+              // apart.
+              std::size_t bad = 0;
+              for (std::size_t i = 0; i < got.rows; ++i)
+                for (std::size_t j = 0; j < got.cols; ++j)
+                  bad += !(std::abs(got(i, j) - expected(i, j)) <=
+                           64 * ref::roundoff<Scalar>() * std::max(1.0, std::abs(expected(i, j))));
+              CHECK(bad == 0);
+            }
+            // beta = 0: the same sums, C's old values (NaN) never read.
+            std::size_t bad_zero = 0;
+            for (std::size_t i = 0; i < got.rows; ++i)
+              for (std::size_t j = 0; j < got.cols; ++j) {
+                const double want = got(i, j) - 2 * c0(i, j);
+                bad_zero += !(std::abs(got_zero(i, j) - want) <=
+                              64 * ref::roundoff<Scalar>() * std::max(1.0, std::abs(c0(i, j))));
+              }
+            CHECK(bad_zero == 0);
+          }
+        }
+    };
+    std::mt19937_64 random(seed);
+    const auto pick = [&](int n, int count) {
+      std::vector<int> all(static_cast<std::size_t>(n));
+      std::iota(all.begin(), all.end(), 0);
+      std::shuffle(all.begin(), all.end(), random);
+      all.resize(std::size_t(count));
+      return all;
+    };
+    run(double(), 557, nd::banded_compact_indices(557, 7, 5), nd::banded_compact_indices(557, 4, 6),
+        true, seed + 1);
+    run(float(), 541, nd::banded_compact_indices(541, 3, 8), nd::banded_compact_indices(541, 6, 2),
+        true, seed + 2);
+    run(double(), 1543, nd::banded_compact_indices(1543, 20, 20),
+        nd::banded_compact_indices(1543, 20, 20), false, seed + 3);
+    run(float(), 1031, pick(1031, 10), pick(1031, 7), false, seed + 4);
+    // A's logical offsets at most 0: its reads wrap only in the first block, so the last one,
+    // shorter than a block, takes the register form with positions past its last vector step.
+    run(double(), 557, nd::banded_compact_indices(557, 3, 0), nd::banded_compact_indices(557, 2, 5),
+        true, seed + 8);
+    run(float(), 557, nd::banded_compact_indices(557, 5, 0), nd::banded_compact_indices(557, 3, 3),
+        true, seed + 9);
+    run(double(), 37, {0}, nd::banded_compact_indices(37, 2, 2), true, seed + 10);
+    run(double(), 13, nd::banded_compact_indices(13, 2, 3), nd::banded_compact_indices(13, 1, 1),
+        true, seed + 5);
+    run(double(), 211, {}, nd::banded_compact_indices(211, 2, 2), true, seed + 6);
+    run(double(), 0, {}, {}, true, seed + 7);
+  }
+}
+#endif

@@ -73,14 +73,16 @@ void cdm_multiply_with_plan_portable(const ExecSpace& exec,
 // the choice and the portable fallback stay in cdm_multiply_with_plan below, so the portable
 // kernels are instantiated in the caller's translation unit alone (nvcc's extended lambdas go
 // wrong where one kernel is instantiated in the library and in the caller too). Defined for
-// Scalar double and float.
+// Scalar double and float. `widest`: the widest vectors the kernel may use, where the processor
+// runs them: 2 AVX-512, 1 AVX2 with FMA (both x86-64), 0 the baseline instruction set (tests
+// compare the copies).
 #ifdef KOKKOS_ENABLE_OPENMP
 template <class Scalar>
 void cdm_multiply_host(const Kokkos::OpenMP& exec,
                        const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
                        const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
                        const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
-                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c);
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c, int widest = 2);
 #endif
 #ifdef KOKKOS_ENABLE_SERIAL
 template <class Scalar>
@@ -88,7 +90,7 @@ void cdm_multiply_host(const Kokkos::Serial& exec,
                        const cdm_product_plan<Scalar, Kokkos::HostSpace>& plan, Scalar alpha,
                        const cdm_matrix<Scalar, Kokkos::HostSpace>& a,
                        const cdm_matrix<Scalar, Kokkos::HostSpace>& b, Scalar beta,
-                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c);
+                       const cdm_matrix<Scalar, Kokkos::HostSpace>& c, int widest = 2);
 #endif
 
 /// C = alpha op(A) op(B) + beta C with a plan (arguments checked): the host kernel where
