@@ -257,6 +257,7 @@ NEARSPARSE_SPACE_TEST_CASE("panels sent as kept tiles travel again after set_tau
   const auto a = decaying_random(exec, n, n, seed);
   const auto b = decaying_random(exec, n, n, seed + 1);
   const auto a2 = decaying_random(exec, n, n, seed + 2);  // a new A for update_a
+  const auto b2 = decaying_random(exec, n, n, seed + 3);  // a new B for update_b
   nearsparse::spamm::options o;
   o.precision = spamm_precision::fp64;
   o.tile = 32;
@@ -280,6 +281,8 @@ NEARSPARSE_SPACE_TEST_CASE("panels sent as kept tiles travel again after set_tau
           copy_block(exec, a2, blk.row_begin, blk.row_end, blk.a_col_begin, blk.a_col_end);
       const auto b_blk =
           copy_block(exec, b, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
+      const auto b2_blk =
+          copy_block(exec, b2, blk.b_row_begin, blk.b_row_end, blk.col_begin, blk.col_end);
       nearsparse::spamm::distributed_plan<exec_t> plan(MPI_COMM_WORLD, exec, a_blk, b_blk, o, d);
       nearsparse::spamm::plan<exec_t> one(exec, a, b, o);
       matrix<exec_t> c_one("c_one", n, n);
@@ -308,6 +311,12 @@ NEARSPARSE_SPACE_TEST_CASE("panels sent as kept tiles travel again after set_tau
       plan.update_a(exec, a2_blk);
       one.update_a(exec, a2);
       check_step("a new A reads other tiles of B");
+      plan.update_b(exec, b2_blk);
+      one.update_b(exec, b2);
+      check_step("a new B reads other tiles of A");
+      plan.search_tau(exec, 0.4);
+      one.set_tau(exec, plan.tau());
+      check_step("a searched tau");
       plan.set_tau(exec, 0.0);
       one.set_tau(exec, 0.0);
       check_step("tau = 0: whole panels");

@@ -16,7 +16,8 @@
 // - P_c > 1 is SUMMA for a B that does not fit one GPU: panels of A travel along process rows and
 //   panels of B along process columns; with keep_panels = false only two of each are held.
 //
-// The norm maps (small) are exchanged when the plan is built, so tau and the tau search are
+// The norm maps (small) are exchanged when the plan is built and at every update, so tau and the
+// tau search are
 // global: the valid ratio counts the kept tile products of the whole product, and a target
 // ratio gives the tau one process would find.
 //
@@ -423,8 +424,10 @@ class distributed_plan {
     }
     if (a_channel_) a_channel_->begin_round(exec);
     if (b_channel_) b_channel_->begin_round(exec);
-    for (bool is_a : {true, false})
-      if (tiles_only(is_a) && !all_kept(is_a)) list_kept_tiles(exec, is_a);
+    // Whether A's (B's) panels move in this product: the same on every process.
+    const bool moves_a = !all_kept(true), moves_b = !all_kept(false);
+    if (moves_a && tiles_only(true)) list_kept_tiles(exec, true);
+    if (moves_b && tiles_only(false)) list_kept_tiles(exec, false);
     const std::size_t count = panels_.size();
     std::vector<transfer> moves(count);
     bool first = true;
@@ -435,9 +438,9 @@ class distributed_plan {
         (is_a ? a_channel_ : b_channel_)->finish(exec, receive);
         void* compact = is_a ? moves[t].a_compact : moves[t].b_compact;
         if (compact != nullptr) {
-          const std::vector<std::int64_t>& first = is_a ? panels_[t].a_first : panels_[t].b_first;
+          const std::vector<std::int64_t>& from = is_a ? panels_[t].a_first : panels_[t].b_first;
           move_kept(exec, panels_[t], is_a, false,
-                    const_cast<void*>(is_a ? moves[t].a : moves[t].b), 0, first[1] - first[0],
+                    const_cast<void*>(is_a ? moves[t].a : moves[t].b), 0, from[1] - from[0],
                     compact);
         }
       }
@@ -456,8 +459,8 @@ class distributed_plan {
       for (std::size_t t = 0; t < count; ++t)
         if (!moves[t].local()) compute(t);
       for (auto& p : panels_) p.a_kept = p.b_kept = true;
-      a_partial_ = tiles_only(true);
-      b_partial_ = tiles_only(false);
+      if (moves_a) a_partial_ = tiles_only(true);
+      if (moves_b) b_partial_ = tiles_only(false);
     } else {
       // Two slots per operand: panel t + 1 travels while panel t is multiplied.
       moves[0] = start(exec, 0, 0);
@@ -507,7 +510,8 @@ class distributed_plan {
 
   double tau() const { return tau_; }
   /// True once products run as one product over all of k: keep_panels, from the product after
-  /// the one that brought the panels here (from the first on one process) until an update.
+  /// the one that brought the panels here (from the first on one process) until an update, or
+  /// until set_tau where panels arrived as kept tiles only.
   bool assembled() const { return whole_.ready; }
   /// Kept tile products of the whole product over MT * KT * NT (0 for an empty product).
   double valid_ratio() const {
@@ -657,11 +661,14 @@ class distributed_plan {
     return std::size_t(g.np) * g.kp * detail::storage_bytes(options_.precision);
   }
 
-  raw_buffer& ensure(raw_buffer& buf, std::size_t bytes, const ExecSpace& exec, const char* label) {
-    if (buf.extent(0) < words(bytes))
-      buf = raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
-                                          std::string("nearsparse::spamm::") + label),
-                       words(bytes));
+  raw_buffer& ensure(raw_buffer& buf, std::size_t bytes, const ExecSpace& exec, const char* label,
+                     bool zeroed = false) {
+    if (buf.extent(0) < words(bytes)) {
+      const std::string name = std::string("nearsparse::spamm::") + label;
+      buf = zeroed ? raw_buffer(Kokkos::view_alloc(exec, name), words(bytes))
+                   : raw_buffer(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, name),
+                                words(bytes));
+    }
     return buf;
   }
 
@@ -691,11 +698,16 @@ class distributed_plan {
     }
     std::vector<raw_buffer>& slots = is_a ? a_slots_ : b_slots_;
     const char* label = is_a ? "A_panel" : "Bt_panel";
+    // Where only kept tiles arrive the others are never written: they start as zeros, so a
+    // kernel that multiplies a tile of a dropped product by zeros (the wgmma kernel does, for a
+    // row of tiles its block's other row keeps) reads finite values. Later they hold finite
+    // values of earlier products.
+    const bool zeroed = tiles_only(is_a);
     if (dist_.keep_panels) {
-      ensure(own, bytes, exec, label);
+      ensure(own, bytes, exec, label, zeroed);
     } else {
       if (slots.size() <= s) slots.resize(s + 1);
-      ensure(slots[s], bytes, exec, label);
+      ensure(slots[s], bytes, exec, label, zeroed);
     }
     raw_buffer& buf = dist_.keep_panels ? own : slots[s];
     where = buf.data();
