@@ -74,6 +74,15 @@ void run_cases(const Exec& exec, nd::op op_a, nd::op op_b, std::uint64_t seed) {
                     op_b, seed);
 }
 
+// `count` distinct indices of [0, n) in random order.
+std::vector<int> random_indices(std::mt19937_64& random, int n, int count) {
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), random);
+  all.resize(std::size_t(count));
+  return all;
+}
+
 }  // namespace
 
 NEARSPARSE_SPACE_TEST_CASE("CDM products equal the dense product", "[diagonal]") {
@@ -269,13 +278,7 @@ NEARSPARSE_SPACE_TEST_CASE("the host CDM kernel equals the portable kernel and t
     };
     // Random compact diagonals (wrapping everywhere), a band, and fewer than four terms.
     std::mt19937_64 random(seed);
-    const auto pick = [&](int n, int count) {
-      std::vector<int> all(static_cast<std::size_t>(n));
-      std::iota(all.begin(), all.end(), 0);
-      std::shuffle(all.begin(), all.end(), random);
-      all.resize(std::size_t(count));
-      return all;
-    };
+    const auto pick = [&](int n, int count) { return random_indices(random, n, count); };
     run(double(), 613, pick(613, 11), pick(613, 6), true, seed + 1);
     run(float(), 613, pick(613, 9), pick(613, 7), true, seed + 2);
     run(double(), 1031, nd::banded_compact_indices(1031, 7, 5),
@@ -386,13 +389,7 @@ NEARSPARSE_SPACE_TEST_CASE("every vector copy of the host CDM kernel equals the 
         }
     };
     std::mt19937_64 random(seed);
-    const auto pick = [&](int n, int count) {
-      std::vector<int> all(static_cast<std::size_t>(n));
-      std::iota(all.begin(), all.end(), 0);
-      std::shuffle(all.begin(), all.end(), random);
-      all.resize(std::size_t(count));
-      return all;
-    };
+    const auto pick = [&](int n, int count) { return random_indices(random, n, count); };
     run(double(), 557, nd::banded_compact_indices(557, 7, 5), nd::banded_compact_indices(557, 4, 6),
         true, seed + 1);
     run(float(), 541, nd::banded_compact_indices(541, 3, 8), nd::banded_compact_indices(541, 6, 2),

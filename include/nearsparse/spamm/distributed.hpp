@@ -36,6 +36,7 @@
 #include <nearsparse/core/detail/broadcast_channel.hpp>
 #include <nearsparse/core/detail/elementwise.hpp>
 #include <nearsparse/core/detail/mpi.hpp>
+#include <nearsparse/core/detail/peer_transfer.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
 #include <nearsparse/core/view_checks.hpp>
@@ -725,7 +726,7 @@ class distributed_plan {
     const std::vector<std::int64_t>& first = is_a ? p.a_first : p.b_first;
     const std::size_t in_bytes = std::size_t(first[1] - first[0]) * tile_bytes(p);
     ensure(compact, in_bytes, exec, is_a ? "A_kept_tiles" : "Bt_kept_tiles");
-    typename channel::peer_move move;
+    nearsparse::detail::peer_transfer move;
     move.peer = root;
     move.recv = compact.data();
     move.recv_bytes = in_bytes;
@@ -759,10 +760,10 @@ class distributed_plan {
     ensure(out, std::size_t(first.back()) * tile_bytes(p), exec,
            is_a ? "A_kept_tiles_out" : "Bt_kept_tiles_out");
     move_kept(exec, p, is_a, true, (is_a ? p.a : p.b).data(), 0, first.back(), out.data());
-    std::vector<typename channel::peer_move> moves;
+    std::vector<nearsparse::detail::peer_transfer> moves;
     for (int q = 0; q < members; ++q) {
       if (q == me) continue;
-      typename channel::peer_move move;
+      nearsparse::detail::peer_transfer move;
       move.peer = q;
       move.send = reinterpret_cast<const char*>(out.data()) +
                   std::size_t(first[std::size_t(q)]) * tile_bytes(p);

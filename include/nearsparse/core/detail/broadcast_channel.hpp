@@ -17,6 +17,7 @@
 
 #include <nearsparse/core/detail/mpi.hpp>
 #include <nearsparse/core/detail/nccl_communicator.hpp>
+#include <nearsparse/core/detail/peer_transfer.hpp>
 #include <nearsparse/core/detail/staging_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/gpu_transport.hpp>
@@ -96,28 +97,15 @@ class broadcast_channel {
     return kind_;
   }
 
-  /// One process's part of an exchange with `peer` (a rank of the communicator): `send_bytes` at
-  /// `send` go to it, `recv_bytes` from it land at `recv` (ExecSpace's memory; either may be 0).
-  struct peer_move {
-    int peer = 0;
-    const void* send = nullptr;
-    std::size_t send_bytes = 0;
-    void* recv = nullptr;
-    std::size_t recv_bytes = 0;
-  };
-
-  /// Starts every move at once. Each pair of processes names each other with matching sizes,
-  /// and every process starts its exchanges and broadcasts in the same order. Data sent may
-  /// still be being written by work queued on `exec`.
-  int start_exchange(const ExecSpace& exec, const std::vector<peer_move>& moves) {
+  /// Starts every transfer at once (buffers in ExecSpace's memory). Each pair of processes names
+  /// each other with matching sizes, and every process starts its exchanges and broadcasts in the
+  /// same order. Data sent may still be being written by work queued on `exec`.
+  int start_exchange(const ExecSpace& exec, const std::vector<peer_transfer>& moves) {
     pending p;
 #if NEARSPARSE_HAVE_NCCL && defined(KOKKOS_ENABLE_CUDA)
     if constexpr (nccl_capable_v<ExecSpace>) {
       if (kind_ == gpu_transport::nccl) {
-        std::vector<nccl_communicator::peer_transfer> transfers;
-        for (const auto& m : moves)
-          transfers.push_back({m.peer, m.send, m.send_bytes, m.recv, m.recv_bytes});
-        p.ticket = nccl_->exchange(transfers, exec.cuda_stream());
+        p.ticket = nccl_->exchange(moves, exec.cuda_stream());
         pending_.push_back(std::move(p));
         return static_cast<int>(pending_.size()) - 1;
       }

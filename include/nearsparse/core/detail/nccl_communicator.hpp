@@ -10,6 +10,8 @@
 
 #if NEARSPARSE_ENABLE_MPI && NEARSPARSE_HAVE_NCCL
 
+#include <nearsparse/core/detail/peer_transfer.hpp>
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -36,15 +38,8 @@ class nccl_communicator {
   /// the previous round's tickets have all been queued.
   void begin_round();
 
-  /// One process's part of a neighbour exchange: `send_bytes` at `send` go to `peer`, and
-  /// `recv_bytes` from it land at `recv` (device addresses; either size may be 0).
-  struct peer_transfer {
-    int peer = 0;
-    const void* send = nullptr;
-    std::size_t send_bytes = 0;
-    void* recv = nullptr;
-    std::size_t recv_bytes = 0;
-  };
+  /// One process's part of a neighbour exchange (device addresses).
+  using peer_transfer = nearsparse::detail::peer_transfer;
 
   /// Every transfer at once (one NCCL group), once the work queued so far on `after_stream` is
   /// done; returns a ticket for wait(). Collective over the peers named.
