@@ -17,9 +17,8 @@
 //   panels of B along process columns; with keep_panels = false only two of each are held.
 //
 // The norm maps (small) are exchanged when the plan is built and at every update, so tau and the
-// tau search are
-// global: the valid ratio counts the kept tile products of the whole product, and a target
-// ratio gives the tau one process would find.
+// tau search are global: the valid ratio counts the kept tile products of the whole product, and
+// a target ratio gives the tau one process would find.
 //
 //   auto blocks = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, m, n, k, opt.tile);
 //   // fill A (blocks.row_end - blocks.row_begin) x (blocks.a_col_end - blocks.a_col_begin), ...
