@@ -25,27 +25,13 @@
 #include <nearsparse/diagonal/detail/cdm_product_dispatch.hpp>
 
 #include "../core/host/cyclic_tasks.hpp"
+#include "../core/host/vector_targets.hpp"
 #include "host_fused_sums.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
-
-#if defined(__GNUC__) && defined(__x86_64__)
-#define NEARSPARSE_CDM_HOST_WIDE 1
-#else
-#define NEARSPARSE_CDM_HOST_WIDE 0
-#endif
-// GCC and Clang: generic vectors for the register form (compiled for whatever instruction set the
-// function targets), forced inline into each per-target copy.
-#if defined(__GNUC__)
-#define NEARSPARSE_CDM_HOST_VECTORS 1
-#define NEARSPARSE_CDM_HOST_INLINE inline __attribute__((always_inline))
-#else
-#define NEARSPARSE_CDM_HOST_VECTORS 0
-#define NEARSPARSE_CDM_HOST_INLINE inline
-#endif
 
 namespace nearsparse::diagonal::detail {
 
@@ -137,13 +123,13 @@ struct row_group {
 
 /// out = alpha sum + beta out for one position of one diagonal (out unread with beta = 0).
 template <class Scalar>
-NEARSPARSE_CDM_HOST_INLINE void store_one(Scalar* out, Scalar sum, Scalar alpha, Scalar beta) {
+NEARSPARSE_HOST_INLINE void store_one(Scalar* out, Scalar sum, Scalar alpha, Scalar beta) {
   *out = beta == Scalar(0) ? alpha * sum : alpha * sum + beta * *out;
 }
 
 /// Positions past the last whole step of the register form, one at a time, in the same order.
 template <class Scalar>
-NEARSPARSE_CDM_HOST_INLINE void group_tail(const row_group<Scalar>& g, int from) {
+NEARSPARSE_HOST_INLINE void group_tail(const row_group<Scalar>& g, int from) {
   for (int r = 0; r < host_rows; ++r) {
     if (!g.out[r]) continue;
     for (int i = from; i < g.len; ++i) {
@@ -155,11 +141,11 @@ NEARSPARSE_CDM_HOST_INLINE void group_tail(const row_group<Scalar>& g, int from)
   }
 }
 
-#if NEARSPARSE_CDM_HOST_VECTORS
+#if NEARSPARSE_HOST_VECTORS
 /// The register form over vectors of Bytes bytes, Steps of them per diagonal: host_rows x Steps
 /// sums in registers while the whole term list passes.
 template <class Scalar, int Bytes, int Steps>
-NEARSPARSE_CDM_HOST_INLINE void group_vectors(const row_group<Scalar>& g) {
+NEARSPARSE_HOST_INLINE void group_vectors(const row_group<Scalar>& g) {
   typedef Scalar vec __attribute__((vector_size(Bytes)));
   constexpr int lanes = Bytes / int(sizeof(Scalar));
   constexpr int width = lanes * Steps;
@@ -204,7 +190,7 @@ void group_baseline(const row_group<Scalar>& g) {
   group_vectors<Scalar, 16, 2>(g);
 }
 
-#if NEARSPARSE_CDM_HOST_WIDE
+#if NEARSPARSE_HOST_WIDE
 template <class Scalar>
 __attribute__((target("avx2,fma"))) void group_avx2(const row_group<Scalar>& g) {
   // Two 32-byte vectors per diagonal: 8 of the 16 AVX registers hold sums, enough independent
@@ -217,16 +203,6 @@ __attribute__((target("avx512f,avx2,fma"))) void group_avx512(const row_group<Sc
   // Two 64-byte vectors per diagonal: 8 of the 32 registers hold sums, 16 doubles of each
   // diagonal per pass over the terms.
   group_vectors<Scalar, 64, 2>(g);
-}
-
-/// The widest of the copies this processor runs: 2 (AVX-512), 1 (AVX2 with FMA) or 0.
-int wide_level() {
-  static const int level = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return 2;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
-  }();
-  return level;
 }
 #endif
 #else
@@ -243,8 +219,8 @@ using group_fn = void (*)(const row_group<Scalar>&);
 /// with FMA, 0 the baseline).
 template <class Scalar>
 group_fn<Scalar> choose_group(int widest) {
-#if NEARSPARSE_CDM_HOST_WIDE
-  const int level = std::min(widest, wide_level());
+#if NEARSPARSE_HOST_WIDE
+  const int level = std::min(widest, nearsparse::detail::host_vector_level());
   if (level >= 2) return &group_avx512<Scalar>;
   if (level == 1) return &group_avx2<Scalar>;
 #else
@@ -380,8 +356,5 @@ NEARSPARSE_HOST_CDM_PRODUCT(Kokkos::OpenMP)
 NEARSPARSE_HOST_CDM_PRODUCT(Kokkos::Serial)
 #endif
 #undef NEARSPARSE_HOST_CDM_PRODUCT
-#undef NEARSPARSE_CDM_HOST_INLINE
-#undef NEARSPARSE_CDM_HOST_VECTORS
-#undef NEARSPARSE_CDM_HOST_WIDE
 
 }  // namespace nearsparse::diagonal::detail

@@ -2,6 +2,8 @@
 // include/nearsparse/kpm/detail/host_aug_spmmv.hpp.
 #include <nearsparse/kpm/detail/host_aug_spmmv.hpp>
 
+#include "../core/host/vector_targets.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -10,23 +12,6 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-// The copy for AVX2 and FMA is a per-function target (GCC and Clang on x86-64), chosen at run
-// time, so the build sets no instruction set and runs on any x86-64 processor.
-#if defined(__GNUC__) && defined(__x86_64__)
-#define NEARSPARSE_KPM_HOST_WIDE 1
-#else
-#define NEARSPARSE_KPM_HOST_WIDE 0
-#endif
-// GCC and Clang: generic vectors for the inner loop (compiled for whatever instruction set the
-// function targets) and forced inlining into the per-target copies.
-#if defined(__GNUC__)
-#define NEARSPARSE_KPM_HOST_VECTORS 1
-#define NEARSPARSE_KPM_HOST_INLINE inline __attribute__((always_inline))
-#else
-#define NEARSPARSE_KPM_HOST_VECTORS 0
-#define NEARSPARSE_KPM_HOST_INLINE inline
-#endif
 
 namespace nearsparse::kpm::detail {
 
@@ -54,7 +39,7 @@ struct shape {
                         read_out = ReadOut, fma = Fma;
 };
 
-#if NEARSPARSE_KPM_HOST_VECTORS
+#if NEARSPARSE_HOST_VECTORS
 /// L doubles as one SIMD register: 2 (SSE2, the x86-64 baseline) or 4 (AVX2).
 template <int L>
 struct simd;
@@ -71,7 +56,7 @@ struct simd<4> {
 /// c + a b; a fused multiply-add only in the copy compiled for FMA (elsewhere std::fma would be a
 /// library call).
 template <bool Fma>
-NEARSPARSE_KPM_HOST_INLINE double madd(double a, double b, double c) {
+NEARSPARSE_HOST_INLINE double madd(double a, double b, double c) {
   if constexpr (Fma)
     return std::fma(a, b, c);
   else
@@ -83,14 +68,14 @@ NEARSPARSE_KPM_HOST_INLINE double madd(double a, double b, double c) {
 /// Re(v) x and im sums Im(v) x, both contiguous; i Im(v) x = (-im_im, im_re) swaps the pairs of
 /// im once per block instead of once per entry.
 template <class K, int W>
-NEARSPARSE_KPM_HOST_INLINE void block(const pass& p, std::int64_t begin, int count, std::size_t i,
-                                      std::size_t d, double* __restrict n2, double* __restrict od) {
+NEARSPARSE_HOST_INLINE void block(const pass& p, std::int64_t begin, int count, std::size_t i,
+                                  std::size_t d, double* __restrict n2, double* __restrict od) {
   double acc[W], im[W];
   const int* __restrict columns = p.columns;
   const double* __restrict values = p.values;
   const double* __restrict in = p.in + d;
   const std::size_t D = p.D;
-#if NEARSPARSE_KPM_HOST_VECTORS
+#if NEARSPARSE_HOST_VECTORS
   constexpr int L = K::fma ? 4 : 2;
   if constexpr (W % L == 0) {
     // GCC's and Clang's generic vectors: the block as whole SIMD registers of the target (SSE2
@@ -164,8 +149,8 @@ NEARSPARSE_KPM_HOST_INLINE void block(const pass& p, std::int64_t begin, int cou
 /// The rest of a row from double d on, in blocks of W, W / 2, ... doubles (a complex value is
 /// never split).
 template <class K, int W>
-NEARSPARSE_KPM_HOST_INLINE void tail(const pass& p, std::int64_t begin, int count, std::size_t i,
-                                     std::size_t d, double* n2, double* od) {
+NEARSPARSE_HOST_INLINE void tail(const pass& p, std::int64_t begin, int count, std::size_t i,
+                                 std::size_t d, double* n2, double* od) {
   if constexpr (W >= (K::complex ? 2 : 1)) {
     if (d + W <= p.D) {
       block<K, W>(p, begin, count, i, d, n2, od);
@@ -177,7 +162,7 @@ NEARSPARSE_KPM_HOST_INLINE void tail(const pass& p, std::int64_t begin, int coun
 
 /// Rows [first, last), W doubles of each row at a time.
 template <class K, int W>
-NEARSPARSE_KPM_HOST_INLINE void rows(const pass& p, int first, int last, double* n2, double* od) {
+NEARSPARSE_HOST_INLINE void rows(const pass& p, int first, int last, double* n2, double* od) {
   for (int i = first; i < last; ++i) {
     std::int64_t begin;
     int count;
@@ -204,27 +189,19 @@ void rows_baseline(const pass& p, int first, int last, double* n2, double* od) {
   rows<K, 8>(p, first, last, n2, od);
 }
 
-#if NEARSPARSE_KPM_HOST_WIDE
+#if NEARSPARSE_HOST_WIDE
 template <class K>
 __attribute__((target("avx2,fma"))) void rows_wide(const pass& p, int first, int last, double* n2,
                                                    double* od) {
   rows<K, 16>(p, first, last, n2, od);
-}
-
-bool has_avx2_fma() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return yes;
 }
 #endif
 
 /// The copy of the kernel for the run-time flags.
 template <bool... B>
 rows_fn choose(bool wide) {
-#if NEARSPARSE_KPM_HOST_WIDE
-  if (wide && has_avx2_fma()) return &rows_wide<shape<B..., true>>;
+#if NEARSPARSE_HOST_WIDE
+  if (wide && nearsparse::detail::host_vector_level() >= 1) return &rows_wide<shape<B..., true>>;
 #else
   (void)wide;
 #endif
