@@ -20,10 +20,23 @@
 //       host, as above). Counters: t, t_<baseline>, speedup, t_with_compression (compressing A and
 //       B included) and its speedup_with_compression, error (|C - C_dense|_F / |C_dense|_F), and
 //       for a dense C t_one_call_per_outer_product (the paper's nt batched calls).
-//   tlr/compress/openmp/N:<N>/tile:256/accuracy:1e-8, tlr/gemm/<dense_c|tlr_c>/openmp/N:<N>/
-//       tile:256/accuracy:1e-8   the host cases at an accuracy: the Hilbert matrix compressed to
-//       1e-8 (ranks up to 64), compression alone and TLR-GEMM alone and with the compression of A
-//       and B, against one OpenBLAS DGEMM of the same size; t_portable where N <= 2048.
+//   tlr/<compress|gemm/dense_c|gemm/tlr_c>/<space>/<hilbert|covariance2d>/N:<N>/tile:<nb>/
+//       <accuracy:1e-8|fixed>/cap:<r>   the cases: the Hilbert matrix or the 2-D
+//       exponential covariance (length 0.1, Morton order; diagonal tiles kept dense) compressed in
+//       nb x nb tiles to 1e-8 with ranks up to r, or every tile to rank r (fixed: a TLR C is then
+//       recompressed to exactly rank r, KBLAS's scheme; to 1e-8 per tile otherwise), and squared,
+//       against one dense product of the same size (cuBLAS DGEMM; OpenBLAS DGEMM on the host, as
+//       above). CUDA: N = 16384 at tiles 512, 1024, 2048 and N = 32768 at tiles 1024, 2048, caps 16
+//       and 32, both inputs and truncations; host: hilbert at N = 2048, 4096 and covariance2d at
+//       N = 2048, tile 256, accuracy:1e-8, cap 64. Counters: t (the compression for compress, the
+//       product alone for gemm), t_<baseline> and speedup_<baseline>, t_compression (gemm: one
+//       compression of A), compression_over_dgemm (compression / DGEMM; the target
+//       <= 0.25 at N = 16384), t_with_compression (gemm: A and B compressed, then the product) and
+//       speedup_with_compression, compression_error, accuracy_met, a_mean_rank, a_max_rank,
+//       a_tiles_at_cap, a_dense_tiles (A's compression), error (gemm: |C - C_dense|_F /
+//       |C_dense|_F); for a TLR C also c_mean_rank, c_max_rank, c_tiles_at_cap, c_dropped (the
+//       gemm_report), t_products (the same product into a dense C: the outer products without
+//       recompression) and t_recompression = t - t_products; t_portable where N <= 2048.
 #include "baselines/cublas.hpp"
 #include "support/harness.hpp"
 
@@ -39,6 +52,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -338,43 +352,90 @@ void bench_driver(benchmark::State& state, std::size_t n, std::size_t nb, int r,
   state.counters["rank"] = r;
 }
 
-/// The host case: the Hilbert matrix compressed to an accuracy (ranks as the accuracy
-/// needs, up to max_rank) in nb x nb tiles, timed against one dense product of the same size
-/// (OpenBLAS DGEMM on the host): compression alone (what = compress), or TLR-GEMM of the compressed
-/// operands into a dense C (dense_c) or a TLR C recompressed to the same accuracy (tlr_c), timed
-/// alone and with_compression (compressing A and B, then the product: what a user with dense
-/// operands pays). t_portable: the portable kernels, where they finish in reasonable time.
+/// The matrix a TLR case compresses and squares: the Hilbert matrix, or the exponential covariance
+/// of random points in the unit square (correlation length 0.1, Morton order), whose diagonal
+/// tiles are full rank and stay dense.
+enum class tlr_input { hilbert, covariance2d };
+/// How a TLR case truncates: to 1e-8 (ranks up to the cap), or every tile to the cap (KBLAS's
+/// scheme: C recompressed to exactly that rank).
+enum class tlr_truncation { accuracy, fixed };
+
+/// One accuracy-driven or fixed-rank TLR case; `what` is compress, dense_c or tlr_c.
+struct tlr_case {
+  std::string what;
+  tlr_input input = tlr_input::hilbert;
+  tlr_truncation truncation = tlr_truncation::accuracy;
+  std::size_t n = 0, nb = 0;
+  int cap = 0;
+};
+
+constexpr double tlr_case_accuracy = 1e-8;
+
+const char* input_name(tlr_input input) {
+  return input == tlr_input::hilbert ? "hilbert" : "covariance2d";
+}
+
+/// tlr/<compress|gemm/dense_c|gemm/tlr_c>/<space>/<input>/N:<N>/tile:<nb>/<accuracy:1e-8|fixed>/
+/// cap:<r>, with the full sizes (the smoke run shrinks them, not the names).
+std::string tlr_case_name(const tlr_case& k, const std::string& space) {
+  return "tlr/" + (k.what == "compress" ? k.what : "gemm/" + k.what) + "/" + space + "/" +
+         input_name(k.input) + "/N:" + std::to_string(k.n) + "/tile:" + std::to_string(k.nb) +
+         (k.truncation == tlr_truncation::accuracy ? "/accuracy:1e-8" : "/fixed") +
+         "/cap:" + std::to_string(k.cap);
+}
+
+/// The cases: the input compressed in nb x nb tiles to 1e-8 (ranks up to the cap) or to the
+/// cap, timed against one dense product of the same size (cuBLAS DGEMM on CUDA, host_dense on the
+/// host): compression alone (what = compress; t is the compression), or TLR-GEMM A A of the
+/// compressed operands (t is the product alone) into a dense C (dense_c) or a TLR C recompressed
+/// the same way (tlr_c), next to one compression of A (t_compression) and the product with the
+/// compression of A and B (t_with_compression: what a user with dense operands pays); for a TLR C
+/// also the same product into a dense C (t_products, the outer products without recompression).
+/// Dense n x n arrays: A, the DGEMM's C (the reference) and, for a product, one C. t_portable: the
+/// portable kernels, where they finish in reasonable time (N <= 2048).
 template <class Exec>
-void bench_accuracy_case(benchmark::State& state, const std::string& what, std::size_t n,
-                         std::size_t nb, double accuracy, int max_rank) {
+void bench_tlr_case(benchmark::State& state, const tlr_case& k) {
   const Exec exec;
-  host_dense::prepare(exec);
-  const auto a = nt::hilbert(exec, n, n);
+  const bool host = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+  if (host) host_dense::prepare(exec);
+  const std::size_t n = k.n, nb = k.nb;
+  const bool covariance = k.input == tlr_input::covariance2d;
+  const auto a = covariance ? nt::exponential_covariance(exec, n, 2, 0.1) : nt::hilbert(exec, n, n);
   nt::compression_options co;
-  co.max_rank = max_rank;
-  co.trunc.accuracy = accuracy;
+  co.max_rank = k.cap;
+  co.dense_diagonal = covariance;
+  nt::gemm_options go;
+  if (k.truncation == tlr_truncation::fixed) {
+    co.trunc.fixed_rank = k.cap;
+    go.trunc.fixed_rank = k.cap;
+  } else {
+    co.trunc.accuracy = tlr_case_accuracy;
+    go.trunc.accuracy = tlr_case_accuracy;
+  }
   nt::compression_options portable_co = co;
   portable_co.implementation = nearsparse::implementation::portable;
+  nt::gemm_options portable_go = go;
+  portable_go.implementation = nearsparse::implementation::portable;
   nt::compression_report report;
   auto at = nt::compress(exec, a, nb, co, report);
   dense_of<Exec> reference("bench::reference", n, n);
   dense_gemm<Exec> dense(exec);
-  const std::string baseline = host_dense::name();
+  const std::string baseline = host ? host_dense::name() : std::string("cublas_dgemm");
+  // The slow contenders: 2 samples on the host (as many as the dense baseline), every iteration on
+  // CUDA; their first calls need no warm-up (A was compressed above, the product is warmed first).
+  const int slow = host ? 2 : 0;
   std::vector<contender> others;
   others.push_back({baseline,
                     [&] {
                       dense.run(a, a, reference);
                       exec.fence();
                     },
-                    2, 1, true});
+                    slow, 1, true});
   nearsparse::perf::workload work;
   const bool portable_too = n <= 2048 || nearsparse::perf::smoke_mode();
   double error = 0;
-  nt::gemm_options go;
-  go.trunc.accuracy = accuracy;
-  nt::gemm_options portable_go = go;
-  portable_go.implementation = nearsparse::implementation::portable;
-  if (what == "compress") {
+  nt::gemm_report gr;
+  if (k.what == "compress") {
     if (portable_too)
       others.push_back({"portable",
                         [&] {
@@ -385,69 +446,93 @@ void bench_accuracy_case(benchmark::State& state, const std::string& what, std::
     work.bytes = double(n) * n * sizeof(double);
     nearsparse::perf::compare_many(
         state, exec, [&] { at = nt::compress(exec, a, nb, co, report); }, others, work, 1);
-    dense.run(a, a, reference);
-    exec.fence();
-  } else if (what == "dense_c") {
-    dense_of<Exec> c("bench::c", n, n);
-    others.push_back({"with_compression",
-                      [&] {
-                        auto a2 = nt::compress(exec, a, nb, co);
-                        auto b2 = nt::compress(exec, a, nb, co);
-                        nt::gemm(exec, 1.0, a2, b2, 0.0, c);
-                        exec.fence();
-                      },
-                      2, 1, false});
-    if (portable_too)
-      others.push_back({"portable",
-                        [&] {
-                          nt::gemm(exec, 1.0, at, at, 0.0, c, portable_go);
-                          exec.fence();
-                        },
-                        1, 0, false});
-    work.bytes = 2.0 * double(n) * n * sizeof(double);
-    nearsparse::perf::compare_many(
-        state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); }, others, work, 1);
-    error = nearsparse::frobenius_distance(exec, c, reference) /
-            nearsparse::frobenius_norm(exec, reference);
   } else {
-    tlr_of<Exec> c(exec, n, n, nb, max_rank);
-    nt::gemm_report gr;
-    others.push_back({"with_compression",
+    others.push_back({"compression",
                       [&] {
-                        auto a2 = nt::compress(exec, a, nb, co);
-                        auto b2 = nt::compress(exec, a, nb, co);
-                        tlr_of<Exec> c2(exec, n, n, nb, max_rank);
-                        nt::gemm(exec, 1.0, a2, b2, 0.0, c2, go);
+                        nt::compress(exec, a, nb, co);
                         exec.fence();
                       },
-                      2, 1, false});
-    if (portable_too)
-      others.push_back({"portable",
+                      slow, 0, false});
+    work.bytes = 2.0 * double(n) * n * sizeof(double);
+    if (k.what == "dense_c") {
+      dense_of<Exec> c("bench::c", n, n);
+      others.push_back({"with_compression",
                         [&] {
-                          tlr_of<Exec> c2(exec, n, n, nb, max_rank);
-                          nt::gemm(exec, 1.0, at, at, 0.0, c2, portable_go);
+                          auto a2 = nt::compress(exec, a, nb, co);
+                          auto b2 = nt::compress(exec, a, nb, co);
+                          nt::gemm(exec, 1.0, a2, b2, 0.0, c);
                           exec.fence();
                         },
-                        1, 0, false});
-    work.bytes = 2.0 * double(n) * n * sizeof(double);
-    nearsparse::perf::compare_many(
-        state, exec, [&] { gr = nt::gemm(exec, 1.0, at, at, 0.0, c, go); }, others, work, 1);
-    error = nearsparse::frobenius_distance(exec, nt::to_dense(exec, c), reference) /
-            nearsparse::frobenius_norm(exec, reference);
+                        slow, host ? 1 : 0, false});
+      if (portable_too)
+        others.push_back({"portable",
+                          [&] {
+                            nt::gemm(exec, 1.0, at, at, 0.0, c, portable_go);
+                            exec.fence();
+                          },
+                          1, 0, false});
+      nearsparse::perf::compare_many(
+          state, exec, [&] { nt::gemm(exec, 1.0, at, at, 0.0, c); }, others, work, 1);
+      error = nearsparse::frobenius_distance(exec, c, reference) /
+              nearsparse::frobenius_norm(exec, reference);
+    } else {
+      tlr_of<Exec> c(exec, n, n, nb, k.cap, covariance);
+      // The same product into a dense C; released before to_dense below takes its place.
+      dense_of<Exec> products("bench::products", n, n);
+      others.push_back({"products",
+                        [&] {
+                          nt::gemm(exec, 1.0, at, at, 0.0, products);
+                          exec.fence();
+                        },
+                        slow, 1, false});
+      others.push_back({"with_compression",
+                        [&] {
+                          auto a2 = nt::compress(exec, a, nb, co);
+                          auto b2 = nt::compress(exec, a, nb, co);
+                          tlr_of<Exec> c2(exec, n, n, nb, k.cap, covariance);
+                          nt::gemm(exec, 1.0, a2, b2, 0.0, c2, go);
+                          exec.fence();
+                        },
+                        slow, host ? 1 : 0, false});
+      if (portable_too)
+        others.push_back({"portable",
+                          [&] {
+                            tlr_of<Exec> c2(exec, n, n, nb, k.cap, covariance);
+                            nt::gemm(exec, 1.0, at, at, 0.0, c2, portable_go);
+                            exec.fence();
+                          },
+                          1, 0, false});
+      nearsparse::perf::compare_many(
+          state, exec, [&] { gr = nt::gemm(exec, 1.0, at, at, 0.0, c, go); }, others, work, 1);
+      products = dense_of<Exec>();
+      error = nearsparse::frobenius_distance(exec, nt::to_dense(exec, c), reference) /
+              nearsparse::frobenius_norm(exec, reference);
+    }
+  }
+  const double t = state.counters["t"];
+  const double t_base = state.counters["t_" + baseline];
+  const double t_compression = k.what == "compress" ? t : double(state.counters["t_compression"]);
+  state.counters["compression_over_dgemm"] = t_compression / t_base;
+  state.counters["compression_error"] = report.relative_error;
+  state.counters["accuracy_met"] = report.accuracy_met ? 1 : 0;
+  state.counters["a_mean_rank"] = report.mean_rank;
+  state.counters["a_max_rank"] = report.max_rank;
+  state.counters["a_tiles_at_cap"] = double(report.tiles_at_cap);
+  state.counters["a_dense_tiles"] = double(report.dense_tiles);
+  if (k.what != "compress") {
+    state.counters["speedup_with_compression"] = t_base / state.counters["t_with_compression"];
+    state.counters["error"] = error;
+  }
+  if (k.what == "tlr_c") {
+    state.counters["t_recompression"] = t - state.counters["t_products"];
     state.counters["c_mean_rank"] = gr.mean_rank;
     state.counters["c_max_rank"] = gr.max_rank;
+    state.counters["c_tiles_at_cap"] = double(gr.tiles_at_cap);
+    state.counters["c_dropped"] = gr.dropped;
   }
-  const double t_base = state.counters["t_" + baseline];
-  if (what != "compress")
-    state.counters["speedup_with_compression"] = t_base / state.counters["t_with_compression"];
-  else
-    state.counters["compression_error"] = report.relative_error;
-  if (what != "compress") state.counters["error"] = error;
-  state.counters["mean_rank"] = report.mean_rank;
-  state.counters["max_rank"] = report.max_rank;
-  state.counters["tiles_at_cap"] = double(report.tiles_at_cap);
   state.counters["N"] = double(n);
   state.counters["tile"] = double(nb);
+  state.counters["cap"] = k.cap;
 }
 
 /// The accuracy each rank reaches (the paper's Figure 4(b)): the Hilbert matrix of size n as one
@@ -495,8 +580,50 @@ void bench_accuracy(benchmark::State& state, std::size_t n, int r) {
   state.counters["rank"] = r;
 }
 
+/// The accuracy-driven and fixed-rank cases (bench_tlr_case). On the host: the Hilbert
+/// matrix at N = 2048 and 4096 and the covariance at N = 2048, tile 256, accuracy 1e-8, cap 64. On
+/// CUDA: both inputs, both truncations, caps 16 and 32 at N = 16384 (tiles 512, 1024, 2048) and
+/// N = 32768 (tiles 1024, 2048). The smoke run keeps one case per kind (compress, dense_c, tlr_c):
+/// the covariance (dense diagonal tiles), to 1e-8 on the host and at a fixed rank on CUDA.
 template <class Exec>
-void register_host_accuracy_cases();
+void register_tlr_cases(bool host, const std::string& space) {
+  std::vector<tlr_case> cases;
+  const auto add = [&](tlr_input input, tlr_truncation truncation, std::size_t n, std::size_t nb,
+                       int cap) {
+    for (const char* what : {"compress", "dense_c", "tlr_c"})
+      cases.push_back({what, input, truncation, n, nb, cap});
+  };
+  if (host) {
+    for (const std::size_t n : {std::size_t(2048), std::size_t(4096)})
+      add(tlr_input::hilbert, tlr_truncation::accuracy, n, 256, 64);
+    add(tlr_input::covariance2d, tlr_truncation::accuracy, 2048, 256, 64);
+  } else {
+    for (const auto& [n, nb] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {16384, 512}, {16384, 1024}, {16384, 2048}, {32768, 1024}, {32768, 2048}})
+      for (const tlr_input input : {tlr_input::hilbert, tlr_input::covariance2d})
+        for (const tlr_truncation truncation : {tlr_truncation::accuracy, tlr_truncation::fixed})
+          for (const int cap : {16, 32}) add(input, truncation, n, nb, cap);
+  }
+  const tlr_truncation smoke_truncation = host ? tlr_truncation::accuracy : tlr_truncation::fixed;
+  std::vector<std::string> smoke_kept;
+  for (const tlr_case& k : cases) {
+    if (nearsparse::perf::smoke_mode()) {
+      if (k.input != tlr_input::covariance2d || k.truncation != smoke_truncation ||
+          std::find(smoke_kept.begin(), smoke_kept.end(), k.what) != smoke_kept.end())
+        continue;
+      smoke_kept.push_back(k.what);
+    }
+    tlr_case run = k;
+    run.n = pick<std::size_t>(k.n, 100);
+    run.nb = pick<std::size_t>(k.nb, 32);
+    run.cap = pick(k.cap, 16);
+    benchmark::RegisterBenchmark(tlr_case_name(k, space).c_str(),
+                                 [run](benchmark::State& st) { bench_tlr_case<Exec>(st, run); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(pick(host ? 3 : (k.n >= 32768 ? 3 : 5), 1));
+  }
+}
 
 template <class Exec>
 void register_space() {
@@ -542,7 +669,7 @@ void register_space() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(pick(host ? 3 : 10, 1));
     }
-  if (host) register_host_accuracy_cases<Exec>();
+  register_tlr_cases<Exec>(host, space);
   for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64}) {
     if (nearsparse::perf::smoke_mode() && r != 4) continue;
     const std::string name = "tlr/accuracy/" + space + "/N:1024/rank:" + std::to_string(r);
@@ -580,26 +707,6 @@ void register_space() {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(pick(n >= 32768 ? 3 : 5, 1));
       if (nearsparse::perf::smoke_mode()) break;
-    }
-}
-
-/// The host cases at the accuracy (tile 256, accuracy 1e-8) at N = 2048 and 4096.
-template <class Exec>
-void register_host_accuracy_cases() {
-  for (const std::size_t n : {std::size_t(2048), std::size_t(4096)})
-    for (const std::string what : {"compress", "dense_c", "tlr_c"}) {
-      if (nearsparse::perf::smoke_mode() && n != 2048) continue;
-      const std::string name = "tlr/" + (what == "compress" ? what : "gemm/" + what) +
-                               "/openmp/N:" + std::to_string(n) + "/tile:256/accuracy:1e-8";
-      const std::size_t size = pick<std::size_t>(n, 100), nb = pick<std::size_t>(256, 32);
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [what, size, nb](benchmark::State& st) {
-                                     bench_accuracy_case<Exec>(st, what, size, nb, 1e-8,
-                                                               pick(64, 16));
-                                   })
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(pick(3, 1));
     }
 }
 

@@ -10,6 +10,12 @@
 //
 // The pointer arrays of all launches are built on the host, where every tile's address is plain
 // arithmetic, and uploaded once; the launches then queue without host synchronization.
+//
+// cublas_lld (cuda_products.hpp) also serves GEMM-LLL (cuda_lll.cpp): there a launch names its own
+// targets (the dense tiles of a TLR C, or the packed tiles a low-rank C tile's sum is formed in
+// before its recompression) and may first set them to C's own term, beta U_c V_c^T.
+
+#include "cuda_products.hpp"
 
 #include "../core/cuda/check.hpp"
 #include "../core/cuda/handles.hpp"
@@ -107,24 +113,13 @@ struct plan {
 
 }  // namespace
 
-/// One launch: groups of pairs_per_group products, C tile c_tile[g] and A, B tiles a_tile and
-/// b_tile listed group after group.
-struct cublas_launch {
-  int pairs_per_group = 1;
-  std::vector<int> c_tile;          // per group
-  std::vector<int> a_tile, b_tile;  // per product, group after group
-  double beta = 1;
-};
-
-/// Doubles of workspace one launch of `groups` groups of P products needs.
-static std::size_t cublas_work_doubles(const lld_operands& ops, std::size_t groups, int P) {
+std::size_t cublas_work_doubles(const lld_operands& ops, std::size_t groups, int P) {
   const std::size_t w = ops.a.kmax > ops.b.kmax ? ops.a.kmax : ops.b.kmax;
   return groups * P * (2 * std::size_t(ops.a.nb) * w + std::size_t(ops.a.kmax) * ops.b.kmax);
 }
 
-/// Queues the launches in order on exec's stream, with workspace kept per stream between calls.
-/// Throws nearsparse::runtime_error naming `function` when CUDA or cuBLAS reports an error. (Not in
-/// the unnamed namespace: nvcc wants external linkage for a function that holds a device lambda.)
+// (Not in the unnamed namespace: nvcc wants external linkage for a function that holds a device
+// lambda.)
 void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
                 const lld_operands& ops, const std::vector<cublas_launch>& launches) {
   // The per-stream buffers are shared by every call on the stream: one call at a time builds,
@@ -151,6 +146,9 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
     const cublas_launch& l = launches[li];
     const int P = l.pairs_per_group;
     const std::size_t groups = l.c_tile.size();
+    const bool targets = !l.target.empty();
+    const bool seeded = l.seed_k > 0 && !l.seed_u.empty();
+    const int ldc = targets ? nb : ops.ldc;
     double* L = work;
     double* R = L + groups * P * std::size_t(nb) * w;
     double* S = R + groups * P * std::size_t(nb) * w;
@@ -161,13 +159,15 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
     std::vector<const double*> dl_da, dl_ub, dl_l, ld_db, ld_va, ld_r;
     std::map<std::pair<int, int>, std::vector<const double*>> fin_l, fin_r, fin_c;
     std::map<std::pair<int, int>, std::vector<const double*>> dd_a, dd_b, dd_c;
+    std::vector<const double*> seed_c;
     auto& jobs = p.jobs;
     for (std::size_t g = 0; g < groups; ++g) {
       const int ct = l.c_tile[g];
       const int row0 = (ct % tr) * nb, col0 = (ct / tr) * nb;
       const int m = ops.c_rows - row0 < nb ? ops.c_rows - row0 : nb;
       const int n = ops.c_cols - col0 < nb ? ops.c_cols - col0 : nb;
-      double* c = ops.c + row0 + std::size_t(col0) * ops.ldc;
+      double* c = targets ? l.target[g] : ops.c + row0 + std::size_t(col0) * ops.ldc;
+      if (seeded) seed_c.push_back(c);
       const std::pair<int, int> cls(m, n);
       fin_l[cls].push_back(lblock(g, 0));
       fin_r[cls].push_back(rblock(g, 0));
@@ -227,11 +227,13 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
     add(N, N, nb, kb, ka, 1.0, 0.0, nb, ka, nb, ll_ua, ll_s2, ll_l);  // L = U_a S
     add(N, N, nb, kb, nb, 1.0, 0.0, nb, nb, nb, dl_da, dl_ub, dl_l);  // L = D_a U_b
     add(T, N, nb, ka, nb, 1.0, 0.0, nb, nb, nb, ld_db, ld_va, ld_r);  // R = D_b^T V_a
-    for (auto& [cls, ls] : fin_l)                                     // C = b C + a L R^T
-      add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ops.ldc, ls, fin_r[cls],
+    if (seeded)  // C = s U_c V_c^T over the whole tile
+      add(N, T, nb, nb, l.seed_k, l.seed_scale, 0.0, nb, nb, nb, l.seed_u, l.seed_v, seed_c);
+    for (auto& [cls, ls] : fin_l)  // C = b C + a L R^T
+      add(N, T, cls.first, cls.second, P * w, alpha, l.beta, nb, nb, ldc, ls, fin_r[cls],
           fin_c[cls]);
     for (auto& [cls, as] : dd_a)  // C += a D_a D_b
-      add(N, N, cls.first, cls.second, nb, alpha, 1.0, nb, nb, ops.ldc, as, dd_b[cls], dd_c[cls]);
+      add(N, N, cls.first, cls.second, nb, alpha, 1.0, nb, nb, ldc, as, dd_b[cls], dd_c[cls]);
     p.job_begin.push_back(p.jobs.size());
   }
 

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace nt = nearsparse::tlr;
 namespace ref = nearsparse::test::tlr;
@@ -179,15 +180,22 @@ NEARSPARSE_SPACE_TEST_CASE("bad compression arguments are rejected with their na
   o.oversampling = -1;
   CHECK_THROWS_WITH(nt::compress(exec, a, 8, o), Contains("oversampling"));
   o.oversampling = 4;
-  // specialized: the host path (OpenMP and Serial with OpenBLAS); refused everywhere else.
+  // specialized: the host path (OpenMP and Serial with OpenBLAS) and, for the randomized method,
+  // the batched path on Cuda; refused everywhere else.
   nt::compression_options specialized = o;
   specialized.implementation = nearsparse::implementation::specialized;
-  if (ref::host_specialized<TestType>()) {
+  if (ref::compression_specialized<TestType>(specialized.method)) {
     CHECK_NOTHROW(nt::compress(exec, a, 8, specialized));
   } else {
     CHECK_THROWS_AS(nt::compress(exec, a, 8, specialized), nearsparse::unsupported);
     CHECK_THROWS_WITH(nt::compress(exec, a, 8, specialized),
                       Contains("nearsparse::tlr::compress") && Contains("specialized"));
+  }
+  if (ref::cuda_device_memory<TestType>()) {
+    nt::compression_options exact = specialized;
+    exact.method = nt::compression_method::svd;
+    CHECK_THROWS_WITH(nt::compress(exec, a, 8, exact),
+                      Contains("nearsparse::tlr::compress") && Contains("exact method"));
   }
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
   h(3, 17) = std::numeric_limits<double>::infinity();

@@ -228,12 +228,12 @@ NEARSPARSE_SPACE_TEST_CASE("bad TLR product arguments are rejected with their na
   fixed.trunc.fixed_rank = 5;
   tlr_of<TestType> cd(exec, 24, 24, 8, 4, true);
   CHECK_THROWS_WITH(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, fixed), Contains("fixed_rank"));
-  // specialized: for a TLR C only on the host path; for a dense C where cuBLAS or the host path
-  // is there.
+  // specialized: for a TLR C on the host path and on Cuda; for a dense C where cuBLAS or the
+  // host path is there.
   nt::gemm_options specialized;
   specialized.implementation = nearsparse::implementation::specialized;
   const bool host = ref::host_specialized<TestType>();
-  if (host) {
+  if (ref::lll_specialized<TestType>()) {
     CHECK_NOTHROW(nt::gemm(exec, 1.0, ad, bd, 0.0, cd, specialized));
     CHECK_NOTHROW(nt::gemm_lll_batched(exec, 1.0, ad, bd, 0.0, cd, {{1, 1, 1}}, specialized));
     CHECK_NOTHROW(nt::gemm(exec, 1.0, a, b, 0.0, c, specialized));

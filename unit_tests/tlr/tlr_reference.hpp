@@ -6,6 +6,7 @@
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/random.hpp>
+#include <nearsparse/tlr/options.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -31,6 +32,31 @@ template <class ExecSpace>
 bool host_specialized() {
   const std::string name = ExecSpace::name();
   return (name == "OpenMP" || name == "Serial") && nearsparse::detail::host_blas::available();
+}
+
+/// Whether this is Kokkos::Cuda with device memory (CudaSpace, named "Cuda"; not UVM), where the
+/// CUDA paths serve.
+template <class ExecSpace>
+bool cuda_device_memory() {
+  return std::string(ExecSpace::name()) == "Cuda" &&
+         std::string(ExecSpace::memory_space::name()) == "Cuda";
+}
+
+/// Whether the compression has a specialized path here for `method`: the host path (both
+/// methods), or on Cuda the batched randomized method.
+template <class ExecSpace>
+bool compression_specialized(nearsparse::tlr::compression_method method) {
+  if (std::string(ExecSpace::name()) == "Cuda")
+    return cuda_device_memory<ExecSpace>() &&
+           method == nearsparse::tlr::compression_method::randomized;
+  return host_specialized<ExecSpace>();
+}
+
+/// Whether products into a TLR C have a specialized path here: the host path, or on Cuda the
+/// batched recompression.
+template <class ExecSpace>
+bool lll_specialized() {
+  return cuda_device_memory<ExecSpace>() || host_specialized<ExecSpace>();
 }
 
 /// A column-major device View holding the host matrix.

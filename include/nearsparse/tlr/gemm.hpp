@@ -9,8 +9,9 @@
 // Kokkos::Cuda) gathers several outer products into one batched call
 // (gemm_options::outer_products_per_call) so C is read and written fewer times, and the host path
 // (Kokkos::OpenMP, Kokkos::Serial with OpenBLAS) gathers them into one BLAS-3 GEMM per C tile. With
-// a TLR C the portable kernels recompress every outer product, in order; the host path sums a C
-// tile's products into the dense tile and recompresses it once (gemm_options::implementation).
+// a TLR C the portable kernels recompress every outer product, in order; the specialized paths
+// (cuBLAS and the batched randomized SVD on Kokkos::Cuda, BLAS and LAPACK on the host) sum a C
+// tile's products into the dense tile and recompress it once (gemm_options::implementation).
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
@@ -279,8 +280,9 @@ void gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,
 
 /// TLR-GEMM with a TLR C: C = alpha A B + beta C recompressed to options.trunc and C's max_rank.
 /// The portable path recompresses each of the nt outer products (GEMM-LLL): each team walks the
-/// outer products of its C tile in order, the same arithmetic as nt batched calls. The host path
-/// recompresses each C tile once, after summing its products. Throws nearsparse::invalid_argument
+/// outer products of its C tile in order, the same arithmetic as nt batched calls. The specialized
+/// paths (Kokkos::Cuda; the host with OpenBLAS) recompress each C tile once, after summing its
+/// products. Throws nearsparse::invalid_argument
 /// when a low-rank C tile would receive the product of two dense tiles.
 template <class ExecSpace, class MemorySpace>
 gemm_report gemm(const ExecSpace& exec, double alpha, const tlr_matrix<MemorySpace>& A,

@@ -43,11 +43,17 @@ struct compression_options {
   int power_iterations = 1;
   std::uint64_t seed = 20181;
   /// Bound on the workspace of one launch; tiles are compressed in as many launches as it takes.
-  std::size_t workspace_bytes = std::size_t(1) << 30;
+  /// The batched path on Kokkos::Cuda holds a copy of each tile of a launch (8 MiB for a tile of
+  /// 1024): its kernels run one team per tile, so fewer, larger launches keep more of the GPU busy.
+  std::size_t workspace_bytes = std::size_t(4) << 30;
   /// automatic: on Kokkos::OpenMP and Kokkos::Serial with OpenBLAS, LAPACK and BLAS on each tile
-  /// (one thread per tile; the same method, Omega and truncation rule as the portable kernels), the
-  /// portable kernels elsewhere; portable: the Kokkos team-policy kernels; specialized: the host
-  /// path, nearsparse::unsupported where it is not there (every other backend, or no OpenBLAS).
+  /// (one thread per tile); on Kokkos::Cuda with device memory and the randomized method, the
+  /// method batched over all tiles (every product with the tiles one cuBLAS strided-batched
+  /// DGEMM, the orthonormalizations Householder QRs of one thread block per tile, the small SVDs
+  /// in team kernels); both with the same method,
+  /// Omega and truncation rule as the portable kernels; the portable kernels elsewhere. portable:
+  /// the Kokkos team-policy kernels; specialized: the path above, nearsparse::unsupported where it
+  /// is not there (other backends, no OpenBLAS, or the exact method on Kokkos::Cuda).
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 
@@ -76,16 +82,22 @@ struct gemm_options {
   /// automatic: the specialized path where there is one, the portable kernels elsewhere; portable:
   /// the Kokkos team-policy kernels; specialized: the specialized path, nearsparse::unsupported
   /// where it is not there. Specialized paths: on Kokkos::Cuda with device memory, cuBLAS batched
-  /// GEMMs for products into a dense C (a TLR C has none there); on Kokkos::OpenMP and
-  /// Kokkos::Serial with OpenBLAS, one thread per C tile, its outer products gathered into BLAS-3
-  /// GEMMs (dense C), or summed into the dense tile and recompressed once by a randomized SVD
-  /// (oversampling 10, one power iteration, the error measured) with LAPACK (TLR C).
+  /// GEMMs; for a dense C they gather the outer products, for a TLR C each C tile's products are
+  /// summed into a dense tile and the tiles are recompressed once, in batches within
+  /// workspace_bytes, by the batched randomized SVD of the compression (oversampling 10 beyond
+  /// C's max_rank, one power iteration, the error measured). On Kokkos::OpenMP and Kokkos::Serial
+  /// with OpenBLAS, one thread per C tile: its outer products gathered into BLAS-3 GEMMs (dense
+  /// C), or summed into the dense tile and recompressed once by the same randomized SVD with
+  /// LAPACK (TLR C).
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
   /// Outer products gathered into one batched call (cuBLAS) or one GEMM per C tile (host) by the
   /// specialized path of the dense-C product: 1 is one call per outer product (nt calls); 0
   /// chooses the most that workspace_bytes allows, which reads and writes C fewer times.
   int outer_products_per_call = 0;
-  std::size_t workspace_bytes = std::size_t(2) << 30;
+  /// Bound on the workspace of one launch, or on Kokkos::Cuda of one batch of C tiles (the
+  /// recompression of a TLR C there holds each C tile of a batch dense; the memory is released
+  /// when the call returns, except the dense-C path's product blocks, kept per stream).
+  std::size_t workspace_bytes = std::size_t(4) << 30;
 };
 
 /// What a product with a TLR C made.

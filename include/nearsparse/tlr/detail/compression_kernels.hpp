@@ -2,7 +2,8 @@
 // The per-tile compression kernels: one team per low-rank tile, reading the tile straight from the
 // dense matrix, workspace from a slice of a global array; and the dispatch to the specialized
 // paths (the host overloads on Kokkos::OpenMP and Kokkos::Serial, src/tlr/host_compression.cpp:
-// LAPACK and BLAS on each tile, one thread per tile).
+// LAPACK and BLAS on each tile, one thread per tile; the overload on Kokkos::Cuda,
+// src/tlr/cuda_compression.cpp: the randomized method batched over tiles with cuBLAS).
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/random.hpp>
@@ -137,9 +138,7 @@ struct randomized_compression {
   template <class Team>
   KOKKOS_INLINE_FUNCTION void orthonormal_basis(const Team& team, double* X, double* Q,
                                                 double* tau) const {
-    team_geqrf(team, c.nb, ell, X, c.nb, tau);
-    team_identity(team, c.nb, ell, Q, c.nb);
-    team_apply_q(team, c.nb, ell, ell < c.nb ? ell : c.nb, X, c.nb, tau, Q, c.nb);
+    team_orthonormal_basis(team, c.nb, ell, X, c.nb, Q, c.nb, tau);
   }
   // out (nb x ell) = T^T X; rows of out beyond the tile's columns are zero.
   template <class Team, class Frame>
@@ -250,6 +249,16 @@ void specialized_compress(const Kokkos::OpenMP& exec, const compression_job& job
 #ifdef KOKKOS_ENABLE_SERIAL
 bool take_specialized_compression(const Kokkos::Serial& exec, const compression_options& options);
 void specialized_compress(const Kokkos::Serial& exec, const compression_job& job,
+                          const compression_options& options);
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+/// The randomized method batched over the tiles on the GPU (src/tlr/cuda_compression.cpp): the
+/// products with the tiles through cuBLAS strided-batched DGEMMs, the orthonormalizations in
+/// Householder kernels of one thread block per tile, the small SVDs in team kernels; taken where
+/// Kokkos::Cuda's memory space is device memory and the method is randomized (the exact method runs
+/// in the portable kernels).
+bool take_specialized_compression(const Kokkos::Cuda& exec, const compression_options& options);
+void specialized_compress(const Kokkos::Cuda& exec, const compression_job& job,
                           const compression_options& options);
 #endif
 

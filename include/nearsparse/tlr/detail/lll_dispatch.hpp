@@ -1,9 +1,13 @@
 #pragma once
 // GEMM-LLL (products into a TLR C): the dispatch between the portable kernels (gemm.hpp, run_lll)
-// and the specialized paths. The generic templates have no specialized path; the overloads on
-// Kokkos::OpenMP and Kokkos::Serial (src/tlr/host_lll.cpp) take one thread per C tile, sum its
-// products into the dense tile with OpenBLAS GEMMs and recompress it once with a randomized SVD
-// (LAPACK), where this build has OpenBLAS.
+// and the specialized paths, which sum each C tile's products into the dense tile and recompress
+// it once with a randomized SVD (the portable kernels recompress after every product). The
+// generic templates have no specialized path; the overloads on
+//   Kokkos::Cuda (src/tlr/cuda_lll.cpp), where its memory space is CudaSpace: batches of C tiles,
+//     the sums formed by cuBLAS batched GEMMs in a packed buffer and recompressed by the batched
+//     randomized SVD of src/tlr/cuda_tile_compression.hpp;
+//   Kokkos::OpenMP and Kokkos::Serial (src/tlr/host_lll.cpp), where this build has OpenBLAS: one
+//     thread per C tile, OpenBLAS GEMMs and a LAPACK randomized SVD.
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
@@ -46,6 +50,13 @@ void specialized_lll(const ExecSpace&, const lll_job<typename ExecSpace::memory_
       "nearsparse::tlr::gemm: no specialized recompression on this execution space");
 }
 
+#ifdef KOKKOS_ENABLE_CUDA
+/// Takes the cuBLAS path where Kokkos::Cuda's memory space is CudaSpace. specialized_lll throws
+/// nearsparse::runtime_error (naming nearsparse::tlr::gemm) when CUDA or cuBLAS fails.
+bool take_specialized_lll(const Kokkos::Cuda& exec, const char* function,
+                          const gemm_options& options);
+void specialized_lll(const Kokkos::Cuda& exec, const lll_job<Kokkos::CudaSpace>& job);
+#endif
 #ifdef KOKKOS_ENABLE_OPENMP
 bool take_specialized_lll(const Kokkos::OpenMP& exec, const char* function,
                           const gemm_options& options);

@@ -191,6 +191,16 @@ KOKKOS_INLINE_FUNCTION void team_identity(const Team& team, int m, int n, double
   team.team_barrier();
 }
 
+/// Q (m x n) = the orthonormal basis of the columns of X (m x n, m >= n or not) from Householder
+/// QR: X is overwritten with the reflectors, tau[n] with their factors.
+template <class Team>
+KOKKOS_INLINE_FUNCTION void team_orthonormal_basis(const Team& team, int m, int n, double* X,
+                                                   int ldx, double* Q, int ldq, double* tau) {
+  team_geqrf(team, m, n, X, ldx, tau);
+  team_identity(team, m, n, Q, ldq);
+  team_apply_q(team, m, n, n < m ? n : m, X, ldx, tau, Q, ldq);
+}
+
 /// One-sided Jacobi SVD (Hestenes): rotates the n columns of A (m x n) until they are mutually
 /// orthogonal, accumulating the rotations in V (n x n, set to the identity here), so that
 /// A_in V = A_out, with A_out = U diag(sigma). Then sigma[j] = |A_out(:, j)| and perm lists the

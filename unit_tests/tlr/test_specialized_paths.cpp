@@ -1,8 +1,9 @@
-// The host specializations (Kokkos::OpenMP and Kokkos::Serial with OpenBLAS: LAPACK and BLAS on
-// each tile) against the portable kernels and the dense references, at odd sizes with edge tiles,
-// on fresh random inputs; both paths must keep the requested accuracy (ranks may differ where the
-// truncation rule meets a tie, so errors are compared, not factors). Where a space has no host
-// path, specialized is refused with the reason.
+// The specialized paths against the portable kernels and the dense references, at odd sizes with
+// edge tiles, on fresh random inputs: on Kokkos::OpenMP and Kokkos::Serial with OpenBLAS, LAPACK
+// and BLAS on each tile; on Kokkos::Cuda, the batched randomized compression and the batched
+// recompression of a TLR C. Both paths must keep the requested accuracy (ranks may differ where
+// the truncation rule meets a tie, so errors are compared, not factors). Where a space has no
+// specialized path, specialized is refused with the reason.
 
 #include "support/seeds.hpp"
 #include "support/space_test_case.hpp"
@@ -29,11 +30,18 @@ namespace {
 
 using nearsparse::implementation;
 
-/// The implementations to compare: portable, and the host path where this space has one.
-template <class Exec>
-std::vector<implementation> host_kernels() {
-  if (ref::host_specialized<Exec>()) return {implementation::portable, implementation::specialized};
+/// The implementations to compare: portable, and the specialized path where this space has one.
+std::vector<implementation> kernels(bool specialized) {
+  if (specialized) return {implementation::portable, implementation::specialized};
   return {implementation::portable};
+}
+template <class Exec>
+std::vector<implementation> compression_kernels(nt::compression_method method) {
+  return kernels(ref::compression_specialized<Exec>(method));
+}
+template <class Exec>
+std::vector<implementation> lll_kernels() {
+  return kernels(ref::lll_specialized<Exec>());
 }
 
 /// |a|_F for a host matrix.
@@ -46,7 +54,8 @@ double norm(const ref::matrix& a) {
 
 }  // namespace
 
-NEARSPARSE_SPACE_TEST_CASE("host compression keeps the accuracy of the portable kernels", "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE("specialized compression keeps the accuracy of the portable kernels",
+                           "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -64,7 +73,7 @@ NEARSPARSE_SPACE_TEST_CASE("host compression keeps the accuracy of the portable 
   for (const auto method : {nt::compression_method::svd, nt::compression_method::randomized}) {
     for (const double accuracy : {1e-4, 1e-9}) {
       double errors[2] = {0, 0};
-      for (const auto kernel : host_kernels<TestType>()) {
+      for (const auto kernel : compression_kernels<TestType>(method)) {
         nt::compression_options o;
         o.method = method;
         o.max_rank = 24;
@@ -86,14 +95,14 @@ NEARSPARSE_SPACE_TEST_CASE("host compression keeps the accuracy of the portable 
       }
       // Exact SVD on both paths: the same truncation, so the same error up to rounding (a tie at
       // the threshold could move one rank; the decay of 0.35 keeps the values apart).
-      if (method == nt::compression_method::svd && ref::host_specialized<TestType>())
+      if (method == nt::compression_method::svd && ref::compression_specialized<TestType>(method))
         CHECK(std::abs(errors[0] - errors[1]) <= 1e-6 * errors[0] + 1e-14);
     }
   }
   // Fixed ranks: the exact method gives the SVD truncation error on both paths.
   for (const int rank : {0, 3, 16}) {
     double errors[2] = {0, 0};
-    for (const auto kernel : host_kernels<TestType>()) {
+    for (const auto kernel : compression_kernels<TestType>(nt::compression_method::svd)) {
       nt::compression_options o;
       o.method = nt::compression_method::svd;
       o.max_rank = 16;
@@ -107,37 +116,59 @@ NEARSPARSE_SPACE_TEST_CASE("host compression keeps the accuracy of the portable 
       CHECK(std::abs(report.relative_error - err) <= 1e-6 * err + 1e-13);
       errors[kernel == implementation::portable ? 0 : 1] = err;
     }
-    if (ref::host_specialized<TestType>())
+    if (ref::compression_specialized<TestType>(nt::compression_method::svd))
       CHECK(std::abs(errors[0] - errors[1]) <= 1e-6 * errors[0] + 1e-13);
+    // The randomized method at the same fixed rank, on both paths: the tiles at the rank, the
+    // reported error the true one, and close to the SVD truncation error (10 samples beyond the
+    // rank and one power iteration on a decay of 0.35).
+    for (const auto kernel : compression_kernels<TestType>(nt::compression_method::randomized)) {
+      nt::compression_options o;
+      o.max_rank = 16;
+      o.trunc.fixed_rank = rank;
+      o.implementation = kernel;
+      nt::compression_report report;
+      const auto c = nt::compress(exec, a, 16, o, report);
+      const double err = relative_error(to_host(nt::to_dense(exec, c)), host);
+      INFO("randomized, rank " << rank << ", " << nearsparse::to_string(kernel) << ", error " << err
+                               << ", SVD error " << errors[0]);
+      CHECK(report.max_rank == rank);  // edge tiles of 5 rows keep at most 5
+      CHECK(std::abs(report.relative_error - err) <= 1e-6 * err + 1e-13);
+      CHECK(err <= 1.01 * errors[0] + 1e-13);
+    }
   }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("host compression of covariance tiles with a dense diagonal", "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE("specialized compression of covariance tiles with a dense diagonal",
+                           "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
   const auto a = nt::exponential_covariance(exec, 131, 2, 0.2, seed);
   const auto host = to_host(a);
-  for (const auto kernel : host_kernels<TestType>()) {
-    nt::compression_options o;
-    o.max_rank = 30;
-    o.dense_diagonal = true;
-    o.trunc.accuracy = 1e-4;
-    o.implementation = kernel;
-    nt::compression_report report;
-    const auto c = nt::compress(exec, a, 40, o, report);
-    const double err = relative_error(to_host(nt::to_dense(exec, c)), host);
-    INFO(nearsparse::to_string(kernel) << ": error " << err << ", mean rank " << report.mean_rank);
-    CHECK(report.tiles_at_cap == 0);
-    CHECK(err <= 1e-4 * 1.001);
-    CHECK(report.dense_tiles == 4u);
-    CHECK(report.tiles == 16u);
-  }
+  // A workspace of one byte: one tile per launch (the batched path's batches of one).
+  for (const auto kernel : compression_kernels<TestType>(nt::compression_method::randomized))
+    for (const std::size_t workspace : {std::size_t(1) << 30, std::size_t(1)}) {
+      nt::compression_options o;
+      o.max_rank = 30;
+      o.dense_diagonal = true;
+      o.trunc.accuracy = 1e-4;
+      o.implementation = kernel;
+      o.workspace_bytes = workspace;
+      nt::compression_report report;
+      const auto c = nt::compress(exec, a, 40, o, report);
+      const double err = relative_error(to_host(nt::to_dense(exec, c)), host);
+      INFO(nearsparse::to_string(kernel) << ", workspace " << workspace << ": error " << err
+                                         << ", mean rank " << report.mean_rank);
+      CHECK(report.tiles_at_cap == 0);
+      CHECK(err <= 1e-4 * 1.001);
+      CHECK(report.dense_tiles == 4u);
+      CHECK(report.tiles == 16u);
+    }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("host compression of empty matrices", "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE("specialized compression of empty matrices", "[tlr]") {
   TestType exec;
-  for (const auto kernel : host_kernels<TestType>()) {
+  for (const auto kernel : compression_kernels<TestType>(nt::compression_method::randomized)) {
     for (const auto& [rows, cols] : {std::pair<int, int>{0, 0}, {0, 7}, {5, 0}}) {
       Kokkos::View<double**, Kokkos::LayoutLeft, typename TestType::memory_space> a("A", rows,
                                                                                     cols);
@@ -153,7 +184,8 @@ NEARSPARSE_SPACE_TEST_CASE("host compression of empty matrices", "[tlr]") {
   }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression accuracy", "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE("specialized TLR-GEMM into a TLR C keeps the recompression accuracy",
+                           "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -185,7 +217,7 @@ NEARSPARSE_SPACE_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression a
       const ref::matrix hc0 = ref::decaying(mm, mm, decay, seed + 2);
       const double alpha = -1.2, beta = 0.5;
       for (const double accuracy : {1e-5, 1e-10}) {
-        for (const auto kernel : host_kernels<TestType>()) {
+        for (const auto kernel : lll_kernels<TestType>()) {
           auto c = nt::compress(exec, ref::to_device(exec, hc0), tile, cc);
           const ref::matrix c_in = to_host(nt::to_dense(exec, c));
           const ref::matrix expected = reference_gemm(alpha, ha, hb, beta, c_in);
@@ -216,7 +248,7 @@ NEARSPARSE_SPACE_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression a
       // Fixed rank: every low-rank tile of C keeps it; beta = 0 ignores C. The host path truncates
       // the exact sum once, so its error stays at or below the portable path's (nt truncations).
       double fixed_errors[2] = {0, 0};
-      for (const auto kernel : host_kernels<TestType>()) {
+      for (const auto kernel : lll_kernels<TestType>()) {
         auto c = nt::compress(exec, ref::to_device(exec, hc0), tile, cc);
         nt::gemm_options o;
         o.trunc.fixed_rank = 3;
@@ -232,11 +264,12 @@ NEARSPARSE_SPACE_TEST_CASE("host TLR-GEMM into a TLR C keeps the recompression a
         CHECK(err < 0.1);
         fixed_errors[kernel == implementation::portable ? 0 : 1] = err;
       }
-      if (ref::host_specialized<TestType>()) CHECK(fixed_errors[1] <= 1.05 * fixed_errors[0]);
+      if (ref::lll_specialized<TestType>()) CHECK(fixed_errors[1] <= 1.05 * fixed_errors[0]);
     }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("host batched GEMM-LLL agrees with the portable kernels", "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE("specialized batched GEMM-LLL agrees with the portable kernels",
+                           "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
@@ -254,17 +287,24 @@ NEARSPARSE_SPACE_TEST_CASE("host batched GEMM-LLL agrees with the portable kerne
   // (i, k, j) = (0, 0, 0), (1, 1, 1), (3, 2, 0), (2, 0, 2), (3, 2, 2): edge tiles in every place.
   const std::vector<nt::tile_triple> batch = {
       {0, 0, 0}, {5, 4, 5}, {11, 2, 3}, {2, 6, 10}, {11, 8, 11}};
-  ref::matrix results[2];
-  for (const auto kernel : host_kernels<TestType>()) {
-    auto c = nt::compress(exec, ref::to_device(exec, hc0), 12, co);
-    nt::gemm_options o;
-    o.trunc.accuracy = 1e-12;
-    o.implementation = kernel;
-    nt::gemm_lll_batched(exec, 0.8, a, b, 1.1, c, batch, o);
-    results[kernel == implementation::portable ? 0 : 1] = to_host(nt::to_dense(exec, c));
-  }
-  if (ref::host_specialized<TestType>())
-    NEARSPARSE_CHECK_RELATIVE_ERROR(results[1], results[0], 1e-10);
+  // alpha = 0 leaves beta C; a workspace of one byte makes one C tile per batch and one product
+  // per launch on the specialized paths.
+  for (const double alpha : {0.8, 0.0})
+    for (const std::size_t workspace : {std::size_t(2) << 30, std::size_t(1)}) {
+      INFO("alpha " << alpha << ", workspace " << workspace);
+      ref::matrix results[2];
+      for (const auto kernel : lll_kernels<TestType>()) {
+        auto c = nt::compress(exec, ref::to_device(exec, hc0), 12, co);
+        nt::gemm_options o;
+        o.trunc.accuracy = 1e-12;
+        o.implementation = kernel;
+        o.workspace_bytes = workspace;
+        nt::gemm_lll_batched(exec, alpha, a, b, 1.1, c, batch, o);
+        results[kernel == implementation::portable ? 0 : 1] = to_host(nt::to_dense(exec, c));
+      }
+      if (ref::lll_specialized<TestType>())
+        NEARSPARSE_CHECK_RELATIVE_ERROR(results[1], results[0], 1e-10);
+    }
 }
 
 NEARSPARSE_SPACE_TEST_CASE("host specializations are refused with a reason where not available",
