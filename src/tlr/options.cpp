@@ -41,8 +41,9 @@ void validate(const char* function, const compression_options& options, std::siz
   require(static_cast<std::size_t>(options.max_rank) <= tile, function, "max_rank",
           concat("= ", options.max_rank, " is larger than the tile size ", tile));
   validate(function, options.trunc, options.max_rank);
-  require(options.oversampling >= 0, function, "oversampling",
-          concat("must be >= 0, got ", options.oversampling));
+  // Bounded so that max_rank + oversampling (the samples, then clamped to the tile) fits an int.
+  require(options.oversampling >= 0 && options.oversampling <= (1 << 20), function, "oversampling",
+          concat("must be in [0, 1048576], got ", options.oversampling));
   require(options.power_iterations >= 0 && options.power_iterations <= 16, function,
           "power_iterations", concat("must be in [0, 16], got ", options.power_iterations));
   require(nearsparse::detail::enum_is_valid(compression_method_names, options.method), function,

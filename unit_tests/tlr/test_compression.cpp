@@ -179,6 +179,8 @@ NEARSPARSE_SPACE_TEST_CASE("bad compression arguments are rejected with their na
   CHECK_THROWS_WITH(nt::compress(exec, a, 0, o), Contains("tile"));
   o.oversampling = -1;
   CHECK_THROWS_WITH(nt::compress(exec, a, 8, o), Contains("oversampling"));
+  o.oversampling = std::numeric_limits<int>::max();
+  CHECK_THROWS_WITH(nt::compress(exec, a, 8, o), Contains("oversampling"));
   o.oversampling = 4;
   // specialized: the host path (OpenMP and Serial with OpenBLAS) and, for the randomized method,
   // the batched path on Cuda; refused everywhere else.

@@ -38,7 +38,8 @@ struct compression_options {
   int max_rank = 32;
   /// Keep the diagonal tiles dense (they have full rank in covariance matrices).
   bool dense_diagonal = false;
-  /// Randomized method: extra sample columns beyond max_rank, and power iterations.
+  /// Randomized method: extra sample columns beyond max_rank (at most 2^20; the samples are
+  /// clamped to the tile), and power iterations (at most 16).
   int oversampling = 10;
   int power_iterations = 1;
   std::uint64_t seed = 20181;
