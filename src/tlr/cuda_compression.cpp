@@ -15,7 +15,6 @@
 
 #include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
-#include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr/detail/compression_kernels.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 
@@ -86,10 +85,7 @@ struct omega_fill {
     const int q = rem % in.nb, l = rem / in.nb;
     const int t = in.tiles[g];
     const int n = extent_of(in.cols, (t / in.tile_rows) * in.nb, in.nb);
-    const std::uint64_t stream = seed ^ (static_cast<std::uint64_t>(t) << 20);
-    x[e] = q < n ? nearsparse::detail::scale_uniform(
-                       nearsparse::detail::uniform01(stream, std::uint64_t(q) * ell + l, 0), -1, 1)
-                 : 0.0;
+    x[e] = q < n ? omega_entry(omega_stream(seed, t), q, l, ell) : 0.0;
   }
 };
 

@@ -51,12 +51,6 @@ namespace cuda = nearsparse::detail::cuda;
 // lll_job carries no entry point's name; both entry points with a TLR C come here.
 constexpr const char* fn = "nearsparse::tlr::gemm";
 
-// The recompression's range finder, as the host path's (host_lll.cpp): samples beyond C's
-// max_rank, power iterations, and the seed (Omega of tile t from seed ^ (t << 20)).
-constexpr int recompression_oversampling = 10;
-constexpr int recompression_power_iterations = 1;
-constexpr std::uint64_t recompression_seed = 0x6c6c6c;
-
 // The call's device memory, one stream-ordered allocation released in stream order when the call
 // returns (the queued work that reads it runs first): nothing stays allocated between calls.
 struct stream_block {

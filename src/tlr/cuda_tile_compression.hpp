@@ -45,7 +45,7 @@ struct sampling_rule {
   double tolerance = 0;
   int ell = 0;  // samples, at most nb
   int power_iterations = 1;
-  std::uint64_t seed = 0;  // Omega of tile t from seed ^ (t << 20), as the portable kernel's
+  std::uint64_t seed = 0;  // Omega of tile t from omega_stream(seed, t) (team_linalg.hpp)
 };
 
 /// Doubles of workspace per tile beside the packed tile itself.

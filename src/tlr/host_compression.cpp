@@ -61,10 +61,9 @@ void compress_tiles(const Exec& exec, const compression_job& job,
           }
           const int cap = std::min({job.max_rank, m, n});
           const std::size_t offset = std::size_t(t) * nb * job.max_rank;
-          const host::tile_svd_outcome o =
-              host::truncated_svd(plan, m, n, tile, seed ^ (static_cast<std::uint64_t>(t) << 20),
-                                  job.fixed_rank, job.tolerance, cap, job.max_rank, job.u + offset,
-                                  job.v + offset, tile + std::size_t(nb) * nb, ws.i(id));
+          const host::tile_svd_outcome o = host::truncated_svd(
+              plan, m, n, tile, omega_stream(seed, t), job.fixed_rank, job.tolerance, cap,
+              job.max_rank, job.u + offset, job.v + offset, tile + std::size_t(nb) * nb, ws.i(id));
           job.ranks[t] = o.rank;
           job.errors[t] = o.error;
         });

@@ -29,11 +29,6 @@ namespace nearsparse::tlr::detail {
 
 namespace {
 
-/// The recompression's range finder: samples beyond C's max_rank, and power iterations.
-constexpr int recompression_oversampling = 10;
-constexpr int recompression_power_iterations = 1;
-constexpr std::uint64_t recompression_seed = 0x6c6c6c;
-
 template <class Exec>
 void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
   const int groups = job.pairs.groups();
@@ -146,8 +141,8 @@ void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
           const double norm = std::sqrt(host::norm2(m, n, d, nb));
           const double tolerance = accuracy * norm;
           const host::tile_svd_outcome o =
-              host::truncated_svd(plan, m, n, d, recompression_seed ^ (std::uint64_t(ct) << 20),
-                                  fixed_rank, tolerance, cap, kc, cu, cv, work, ws.i(id));
+              host::truncated_svd(plan, m, n, d, omega_stream(recompression_seed, ct), fixed_rank,
+                                  tolerance, cap, kc, cu, cv, work, ws.i(id));
           C.ranks[ct] = o.rank;
           dropped2[ct] += o.error * o.error;
           at_cap[ct] += fixed_rank < 0 && o.rank == cap && o.error > tolerance ? 1 : 0;

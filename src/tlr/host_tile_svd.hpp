@@ -22,7 +22,6 @@
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/errors.hpp>
-#include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -203,7 +202,7 @@ inline tile_svd_outcome finish(int nb, int m, int n, int c, const double* Q, dou
 /// n; kept unless exact). Writes U and V (nb x kmax each, leading dimension nb) and returns the
 /// rank and the Frobenius error. The rank follows choose_rank: fixed_rank >= 0, or the smallest
 /// within `tolerance` (absolute), at most `cap`. `stream` seeds Omega (randomized), as the
-/// portable kernel's seed ^ (tile << 20).
+/// portable kernel's omega_stream(seed, tile).
 inline tile_svd_outcome truncated_svd(const tile_svd_plan& plan, int m, int n, double* t,
                                       std::uint64_t stream, int fixed_rank, double tolerance,
                                       int cap, int kmax, double* u, double* v, double* work,
@@ -244,10 +243,7 @@ inline tile_svd_outcome truncated_svd(const tile_svd_plan& plan, int m, int n, d
     // Omega (n x c; rows beyond n zero): the first c columns of the portable kernel's.
     for (int l = 0; l < c; ++l)
       for (int q = 0; q < nb; ++q)
-        X[q + std::size_t(l) * nb] =
-            q < n ? nearsparse::detail::scale_uniform(
-                        nearsparse::detail::uniform01(stream, std::uint64_t(q) * ell + l, 0), -1, 1)
-                  : 0.0;
+        X[q + std::size_t(l) * nb] = q < n ? omega_entry(stream, q, l, ell) : 0.0;
     auto orth = [&](double* Z) {  // Z = the orthonormal basis of its columns
       hb::geqrf(nb, c, Z, nb, tau, lw, plan.lwork);
       hb::orgqr(nb, c, c, Z, nb, tau, lw, plan.lwork);

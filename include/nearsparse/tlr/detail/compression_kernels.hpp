@@ -6,7 +6,6 @@
 // src/tlr/cuda_compression.cpp: the randomized method batched over tiles with cuBLAS).
 
 #include <nearsparse/core/detail/dispatch.hpp>
-#include <nearsparse/core/random.hpp>
 #include <nearsparse/tlr/detail/team_linalg.hpp>
 #include <nearsparse/tlr/options.hpp>
 #include <nearsparse/tlr/tlr_matrix.hpp>
@@ -97,15 +96,12 @@ struct randomized_compression {
     const int row0 = f.row0, col0 = f.col0, m = f.m, n = f.n;
 
     // Y = T Omega, Omega uniform in [-1, 1) from (seed, tile, column, row).
-    const std::uint64_t stream = seed ^ (static_cast<std::uint64_t>(f.t) << 20);
+    const std::uint64_t stream = omega_stream(seed, f.t);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ell), [&](const int l) {
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nb), [&](const int r) {
         double s = 0;
         if (r < m)
-          for (int q = 0; q < n; ++q)
-            s += a(row0 + r, col0 + q) *
-                 nearsparse::detail::scale_uniform(
-                     nearsparse::detail::uniform01(stream, std::uint64_t(q) * ell + l, 0), -1, 1);
+          for (int q = 0; q < n; ++q) s += a(row0 + r, col0 + q) * omega_entry(stream, q, l, ell);
         Y[r + l * nb] = s;
       });
     });

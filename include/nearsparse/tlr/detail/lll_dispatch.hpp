@@ -17,8 +17,15 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nearsparse::tlr::detail {
+
+/// The recompression of the specialized paths (host and CUDA), one definition so that both sample
+/// alike: samples beyond C's max_rank, power iterations, and the seed of Omega (omega_stream).
+inline constexpr int recompression_oversampling = 10;
+inline constexpr int recompression_power_iterations = 1;
+inline constexpr std::uint64_t recompression_seed = 0x6c6c6c;
 
 /// A GEMM-LLL for the specialized paths: C tiles += alpha A B over `pairs`, recompressed to
 /// `trunc`, what was dropped added to the per-tile totals dropped2 (squared) and at_cap.

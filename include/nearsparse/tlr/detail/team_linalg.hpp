@@ -8,11 +8,13 @@
 // addresses. Every routine ends with a team barrier: its results are visible to the whole team.
 
 #include <nearsparse/core/detail/team_reduce.hpp>
+#include <nearsparse/core/random.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace nearsparse::tlr::detail {
@@ -189,6 +191,17 @@ KOKKOS_INLINE_FUNCTION void team_identity(const Team& team, int m, int n, double
                          [&](const int i) { C[i + j * ldc] = i == j ? 1.0 : 0.0; });
   });
   team.team_barrier();
+}
+
+/// The randomized SVD's sample matrix Omega, one definition for every path (portable, host, CUDA)
+/// so that all draw the same samples: tile t's stream is seed ^ (t << 20), and entry (q, l) of its
+/// nb x ell Omega is uniform in [-1, 1) from index q * ell + l of the stream.
+KOKKOS_INLINE_FUNCTION std::uint64_t omega_stream(std::uint64_t seed, int tile) {
+  return seed ^ (static_cast<std::uint64_t>(tile) << 20);
+}
+KOKKOS_INLINE_FUNCTION double omega_entry(std::uint64_t stream, int q, int l, int ell) {
+  return nearsparse::detail::scale_uniform(
+      nearsparse::detail::uniform01(stream, std::uint64_t(q) * ell + l, 0), -1, 1);
 }
 
 /// Q (m x n) = the orthonormal basis of the columns of X (m x n, m >= n or not) from Householder
