@@ -283,22 +283,13 @@ __global__ void __launch_bounds__(threads, 2) band_tiles(const params<Scalar> p)
   }
 }
 
-// Whether the tensor-core kernel runs here: compute capability 9.0, and its code compiled for
-// 9.0 or later (a build for an older GPU reaching Hopper through its PTX has only the trap).
+// Whether the tensor-core kernel runs on the current device (a build for an older GPU reaching
+// Hopper through its PTX has only the trap).
 bool dmma_runs() {
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
-  static bool cache[64];
-  static std::once_flag once[64];
-  std::call_once(once[device], [device] {
-    int major = 0;
-    cache[device] =
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-        major == 9 &&
-        nearsparse::detail::mma_f64_compiled_in(
-            reinterpret_cast<const void*>(band_tiles<double, dmma_path>), device);
-  });
-  return cache[device];
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  return nearsparse::detail::mma_f64_runs(
+      reinterpret_cast<const void*>(band_tiles<double, dmma_path>), device);
 }
 
 template <class Scalar, class Path>

@@ -5,8 +5,10 @@
 // product the two small GEMMs make a left block (U_a (V_a^T U_b), D_a U_b, or U_a) and a right
 // block (V_b, or D_b^T V_a) of width w = max(kmax_a, kmax_b), zero-padded; then one batched GEMM
 // per tile-extent class does C = beta C + alpha [L_1 .. L_P] [R_1 .. R_P]^T, reading and writing
-// each C tile once for all P products. Products of two dense tiles go to one more batched GEMM.
-// P = 1 is the paper's batched GEMM-LLD; P = nt is the whole TLR-GEMM in one pass over C.
+// each C tile once for all P products (cuBLAS, or where P w is small and the product is bound by
+// C's traffic, low_rank_update_batched in cuda_low_rank_update.cpp). Products of two dense tiles go
+// to one more batched GEMM. P = 1 is the paper's batched GEMM-LLD; P = nt is the whole TLR-GEMM in
+// one pass over C.
 //
 // The pointer arrays of all launches are built on the host, where every tile's address is plain
 // arithmetic, and uploaded once; the launches then queue without host synchronization.
@@ -94,6 +96,7 @@ struct batched_call {
   int lda, ldb, ldc;
   std::size_t a, b, c;  // offsets of the three pointer arrays in the table
   int count;
+  bool low_rank_update;  // C = beta C + alpha A B^T with small k, by low_rank_update_batched
 };
 
 // A zero-fill or copy of whole columns (nb rows, leading dimension nb): copy `copy` columns from
@@ -140,6 +143,7 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
   auto dense_a = [&](int t) { return A.dense + std::size_t((*ops.a_slots)[t]) * nb * nb; };
   auto dense_b = [&](int t) { return B.dense + std::size_t((*ops.b_slots)[t]) * nb * nb; };
 
+  const bool low_rank_update = low_rank_update_runs(exec);
   plan p;
   p.calls.resize(launches.size());
   for (std::size_t li = 0; li < launches.size(); ++li) {
@@ -169,8 +173,11 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
       double* c = targets ? l.target[g] : ops.c + row0 + std::size_t(col0) * ops.ldc;
       if (seeded) seed_c.push_back(c);
       const std::pair<int, int> cls(m, n);
+      // With one product per group and w = kb, the right block of a product with a low-rank B
+      // tile (R = V_b) is V_b itself, read in place rather than copied.
+      const bool v_in_place = P == 1 && kb == w && (*ops.b_slots)[l.b_tile[g]] < 0;
       fin_l[cls].push_back(lblock(g, 0));
-      fin_r[cls].push_back(rblock(g, 0));
+      fin_r[cls].push_back(v_in_place ? B.v_of(l.b_tile[g]) : rblock(g, 0));
       fin_c[cls].push_back(c);
       for (int q = 0; q < P; ++q) {
         const int a = l.a_tile[g * P + q], b = l.b_tile[g * P + q];
@@ -185,7 +192,7 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
           dd_c[cls].push_back(c);
         } else if (ad) {  // L = D_a U_b, R = V_b
           jobs.push_back({nullptr, lb + std::size_t(kb) * nb, 0, w - kb});
-          jobs.push_back({B.v_of(b), rb, kb, w - kb});
+          if (!v_in_place) jobs.push_back({B.v_of(b), rb, kb, w - kb});
           dl_da.push_back(dense_a(a));
           dl_ub.push_back(B.u_of(b));
           dl_l.push_back(lb);
@@ -197,7 +204,7 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
           ld_r.push_back(rb);
         } else {  // S = V_a^T U_b, L = U_a S, R = V_b
           jobs.push_back({nullptr, lb + std::size_t(kb) * nb, 0, w - kb});
-          jobs.push_back({B.v_of(b), rb, kb, w - kb});
+          if (!v_in_place) jobs.push_back({B.v_of(b), rb, kb, w - kb});
           double* s = S + (g * P + q) * std::size_t(ka) * kb;
           ll_va.push_back(A.v_of(a));
           ll_ub.push_back(B.u_of(b));
@@ -212,8 +219,10 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
                    double be, int lda, int ldb, int ldc, const std::vector<const double*>& a,
                    const std::vector<const double*>& b, const std::vector<const double*>& c) {
       if (a.empty() || m == 0 || n == 0) return;
-      batched_call call{ta,  tb,  m,   n, k, al, be,
-                        lda, ldb, ldc, 0, 0, 0,  static_cast<int>(a.size())};
+      batched_call call{
+          ta, tb, m, n, k, al, be, lda, ldb, ldc, 0, 0, 0, static_cast<int>(a.size()), false};
+      call.low_rank_update =
+          ta == CUBLAS_OP_N && tb == CUBLAS_OP_T && k <= low_rank_update_max_k && low_rank_update;
       call.a = p.table.size();
       p.table.insert(p.table.end(), a.begin(), a.end());
       call.b = p.table.size();
@@ -279,10 +288,15 @@ void cublas_lld(const Kokkos::Cuda& exec, const char* function, double alpha,
       auto ptr = [&](std::size_t offset) {
         return reinterpret_cast<const double* const*>(table + offset);
       };
-      cuda::check(
-          cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda, ptr(c.b),
-                             c.ldb, &c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc, c.count),
-          function, "cublasDgemmBatched");
+      if (c.low_rank_update)
+        low_rank_update_batched(exec, function, c.m, c.n, c.k, c.alpha, ptr(c.a), c.lda, ptr(c.b),
+                                c.ldb, c.beta, const_cast<double* const*>(ptr(c.c)), c.ldc,
+                                c.count);
+      else
+        cuda::check(cublasDgemmBatched(h, c.ta, c.tb, c.m, c.n, c.k, &c.alpha, ptr(c.a), c.lda,
+                                       ptr(c.b), c.ldb, &c.beta,
+                                       const_cast<double* const*>(ptr(c.c)), c.ldc, c.count),
+                    function, "cublasDgemmBatched");
     }
   }
 }

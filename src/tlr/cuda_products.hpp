@@ -36,6 +36,23 @@ struct cublas_launch {
 /// Doubles of workspace one launch of `groups` groups of P products needs.
 std::size_t cublas_work_doubles(const lld_operands& ops, std::size_t groups, int P);
 
+/// The largest k for which the last GEMM of a launch, C = beta C + alpha L R^T over k = P w
+/// columns, goes to low_rank_update_batched rather than cuBLAS: up to it the product is bound by
+/// C's traffic, which that kernel reads and writes once.
+constexpr int low_rank_update_max_k = 128;
+
+/// Whether low_rank_update_batched runs on exec's device: compute capability 9.0 with its fp64
+/// tensor-core code compiled in (cuda_low_rank_update.cpp). Read once per device.
+bool low_rank_update_runs(const Kokkos::Cuda& exec);
+
+/// C_g = beta C_g + alpha L_g R_g^T for g < count, all column-major: L_g m x k (leading dimension
+/// ldl), R_g n x k (ldr), C_g m x n (ldc); the pointer arrays in device memory. beta = 0 does not
+/// read C. Queued on exec's stream; throws nearsparse::runtime_error naming `function` when the
+/// launch fails.
+void low_rank_update_batched(const Kokkos::Cuda& exec, const char* function, int m, int n, int k,
+                             double alpha, const double* const* l, int ldl, const double* const* r,
+                             int ldr, double beta, double* const* c, int ldc, int count);
+
 /// Queues the launches in order on exec's stream, with workspace kept per stream between calls
 /// (separate from job.workspace_bytes' accounting: cublas_work_doubles says how much). Throws
 /// nearsparse::runtime_error naming `function` when CUDA or cuBLAS reports an error. ops.a_slots

@@ -39,6 +39,12 @@ void check_product_shapes(const char* function, const operand_shape& a, const op
                  " (the tilings must match)"));
 }
 
+// A failed check in a loop over tiles: its message is built only then (building it for every
+// tile that passes costs more than a product of small tiles).
+[[noreturn]] void fail(const char* function, const char* argument, const std::string& problem) {
+  nearsparse::detail::throw_invalid_argument(function, argument, problem);
+}
+
 void check_batch(const char* function, const operand_shape& a, const operand_shape& b,
                  const operand_shape& c, const std::vector<tile_triple>& batch) {
   require(b.grid.tile() == a.grid.tile() && c.grid.tile() == a.grid.tile(), function, "batch",
@@ -48,10 +54,10 @@ void check_batch(const char* function, const operand_shape& a, const operand_sha
   for (std::size_t e = 0; e < batch.size(); ++e) {
     const tile_triple& t = batch[e];
     auto in_range = [&](int index, const operand_shape& s, const char* which) {
-      require(index >= 0 && static_cast<std::size_t>(index) < s.grid.tile_count(), function,
-              "batch",
-              concat("entry ", e, " names tile ", index, " of ", which, ", which has ",
-                     s.grid.tile_count(), " tiles (", describe(s), ")"));
+      if (index < 0 || static_cast<std::size_t>(index) >= s.grid.tile_count())
+        fail(function, "batch",
+             concat("entry ", e, " names tile ", index, " of ", which, ", which has ",
+                    s.grid.tile_count(), " tiles (", describe(s), ")"));
     };
     in_range(t.a, a, a.name);
     in_range(t.b, b, b.name);
@@ -59,18 +65,21 @@ void check_batch(const char* function, const operand_shape& a, const operand_sha
     const std::size_t am = row_extent(a.grid, t.a), ak = col_extent(a.grid, t.a);
     const std::size_t bk = row_extent(b.grid, t.b), bn = col_extent(b.grid, t.b);
     const std::size_t cm = row_extent(c.grid, t.c), cn = col_extent(c.grid, t.c);
-    require(ak == bk && am == cm && bn == cn, function, "batch",
-            concat("entry ", e, " multiplies a ", am, " x ", ak, " tile of ", a.name, " by a ", bk,
-                   " x ", bn, " tile of ", b.name, " into a ", cm, " x ", cn, " tile of ", c.name,
-                   "; the extents do not conform"));
-    require(!seen[t.c], function, "batch",
-            concat("entry ", e, " updates tile ", t.c, " of ", c.name,
-                   " again; a batch updates each C tile at most once"));
+    if (ak != bk || am != cm || bn != cn)
+      fail(function, "batch",
+           concat("entry ", e, " multiplies a ", am, " x ", ak, " tile of ", a.name, " by a ", bk,
+                  " x ", bn, " tile of ", b.name, " into a ", cm, " x ", cn, " tile of ", c.name,
+                  "; the extents do not conform"));
+    if (seen[t.c])
+      fail(function, "batch",
+           concat("entry ", e, " updates tile ", t.c, " of ", c.name,
+                  " again; a batch updates each C tile at most once"));
     seen[t.c] = 1;
-    require(dense_tile(c, t.c) || !(dense_tile(a, t.a) && dense_tile(b, t.b)), function, "batch",
-            concat("entry ", e, " adds the product of two dense tiles (", a.name, " tile ", t.a,
-                   ", ", b.name, " tile ", t.b, ") to low-rank tile ", t.c, " of ", c.name,
-                   "; that product has full rank"));
+    if (!dense_tile(c, t.c) && dense_tile(a, t.a) && dense_tile(b, t.b))
+      fail(function, "batch",
+           concat("entry ", e, " adds the product of two dense tiles (", a.name, " tile ", t.a,
+                  ", ", b.name, " tile ", t.b, ") to low-rank tile ", t.c, " of ", c.name,
+                  "; that product has full rank"));
   }
 }
 
@@ -81,13 +90,12 @@ void check_lowrank_targets(const char* function, const operand_shape& a, const o
     for (std::size_t i = 0; i < mt; ++i) {
       if (dense_tile(c, i + j * mt)) continue;
       for (std::size_t k = 0; k < kt; ++k)
-        require(!(dense_tile(a, i + k * a.grid.tile_rows()) &&
-                  dense_tile(b, k + j * b.grid.tile_rows())),
-                function, c.name,
-                concat("tile (", i, ", ", j, ") is low rank, but ", a.name, " tile (", i, ", ", k,
-                       ") and ", b.name, " tile (", k, ", ", j,
-                       ") are both dense and their product has full rank; build ", c.name,
-                       " with dense_diagonal"));
+        if (dense_tile(a, i + k * a.grid.tile_rows()) && dense_tile(b, k + j * b.grid.tile_rows()))
+          fail(function, c.name,
+               concat("tile (", i, ", ", j, ") is low rank, but ", a.name, " tile (", i, ", ", k,
+                      ") and ", b.name, " tile (", k, ", ", j,
+                      ") are both dense and their product has full rank; build ", c.name,
+                      " with dense_diagonal"));
     }
 }
 

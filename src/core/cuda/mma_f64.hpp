@@ -15,6 +15,10 @@
 
 #include <cuda_runtime.h>
 
+#include <map>
+#include <mutex>
+#include <utility>
+
 namespace nearsparse::detail {
 
 /// Whether `kernel` (one that sums with mma_f64_m16n8k16) was compiled for sm_90 or later as it
@@ -28,6 +32,25 @@ inline bool mma_f64_compiled_in(const void* kernel, int device) {
   const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
   if (current != device) cudaSetDevice(current);
   return status == cudaSuccess && attributes.ptxVersion >= 90;
+}
+
+/// Whether `kernel` (one that sums with mma_f64_m16n8k16) runs on `device`: compute capability
+/// 9.0 or later, and the kernel compiled for it (mma_f64_compiled_in). Read once per kernel and
+/// device, as the queries cost about a launch each.
+inline bool mma_f64_runs(const void* kernel, int device) {
+  if (device < 0) return false;
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, bool> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(kernel, device);
+  const auto found = known.find(key);
+  if (found != known.end()) return found->second;
+  int major = 0;
+  const bool runs =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      major >= 9 && mma_f64_compiled_in(kernel, device);
+  known.emplace(key, runs);
+  return runs;
 }
 
 struct mma_f64_m16n8k16 {
