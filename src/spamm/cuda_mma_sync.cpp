@@ -477,18 +477,12 @@ __global__ void __launch_bounds__(fma_threads, BM == 128 ? 2 : 4)
 
 // ---------------------------------------------------------------------------------------------
 // Launching.
-// Whether the m16n8k16 fp64 kernel runs on `device`: it needs compute capability 9.0 and code
-// compiled for sm_90 or later (a build for an older architecture runs on Hopper through its PTX,
-// where that kernel only traps). Read once per device: the attribute query costs about a launch.
+// Whether the m16n8k16 fp64 kernel runs on `device` (a build for an older architecture runs on
+// Hopper through its PTX, where that kernel only traps).
 bool fp64_k16_runs(int device) {
-  static bool cache[64];
-  static std::once_flag once[64];
   if (info_of(device).major < 9) return false;  // info_of also checks the device id
-  std::call_once(once[device], [device] {
-    cache[device] = nearsparse::detail::mma_f64_compiled_in(
-        reinterpret_cast<const void*>(mma_kernel<mma_fp64_k16, 128, 128, 2, 4, double>), device);
-  });
-  return cache[device];
+  return nearsparse::detail::mma_f64_runs(
+      reinterpret_cast<const void*>(mma_kernel<mma_fp64_k16, 128, 128, 2, 4, double>), device);
 }
 
 template <class T, int BM, int BN, int WARPS_M, int WARPS_N, class CT>
@@ -499,7 +493,7 @@ void launch_mma(cudaStream_t stream, int device, const multiply_problem& pr, dou
   const std::size_t bytes = mma_pipeline_bytes<T, BM, BN>() + list_bytes(p.kt);
   static std::size_t raised_to[64] = {};
   set_shared_memory(device, kernel, bytes, raised_to);
-  const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
+  const unsigned grid = grid_blocks(p, "mma_kernel");
   kernel<<<grid, WARPS_M * WARPS_N * 32, bytes, stream>>>(p, c);
   nearsparse::detail::cuda::check_launch(multiply_function, "mma_kernel");
 }
@@ -524,7 +518,7 @@ void launch_fma(cudaStream_t stream, int device, const multiply_problem& pr, dou
   const std::size_t bytes = list_bytes(p.kt);
   static std::size_t raised_to[64] = {};
   set_shared_memory(device, kernel, bytes, raised_to);  // dynamic: masks and list
-  const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
+  const unsigned grid = grid_blocks(p, "fma_kernel");
   kernel<<<grid, fma_threads, bytes, stream>>>(p, c);
   nearsparse::detail::cuda::check_launch(multiply_function, "fma_kernel");
 }
