@@ -2,13 +2,21 @@
 // memory space, so it is tested here on host memory (view_cache directly, and cached_view, which
 // keeps host allocations of at least 1 MiB); the diagonal-format tests run it on the GPU.
 
+#include <nearsparse/core/configuration.hpp>
 #include <nearsparse/core/detail/view_cache.hpp>
 #include <nearsparse/core/device_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <thread>
+#include <vector>
+
+#if __has_include(<unistd.h>)
+#include <unistd.h>
+#endif
 
 namespace nd = nearsparse::detail;
 
@@ -182,4 +190,139 @@ TEST_CASE("an allocation that does not fit throws a runtime_error naming it, and
   CHECK(after(0) + after(after.extent(0) - 1) == 3);
   auto small = nd::allocate_view<matrix>("small", 3, 4);
   CHECK(small.extent(0) == 3);
+}
+
+TEST_CASE("an unreferenced View of one type makes room for a View of another",
+          "[core][view_cache]") {
+  // Alternating products of different types: what one type left must not keep the other's
+  // Views out of the cache.
+  const limit_for_test bound(test_limit);
+  auto& vectors = nd::view_cache<vector>::instance();
+  auto& matrices = nd::view_cache<matrix>::instance();
+  const std::size_t part = test_limit / 5 * 2 / sizeof(double);  // 0.4 of the bound
+  {
+    auto a = vectors.get("a", part);
+    auto b = vectors.get("b", part + 1);
+  }
+  REQUIRE(vectors.kept_bytes() == (2 * part + 1) * sizeof(double));
+  const std::size_t cols = test_limit / 10 * 3 / sizeof(float) / 4;  // 0.3 of the bound
+  const float* m_data = nullptr;
+  {
+    auto m = matrices.get("m", 4, cols);
+    REQUIRE(m.use_count() == 2);  // the cache keeps it
+    m_data = m.data();
+  }
+  REQUIRE(matrices.kept_bytes() == 4 * cols * sizeof(float));
+  REQUIRE(nd::view_cache_registry::instance().total() <= test_limit);
+  // a, the least recently used, made the room; b stays.
+  REQUIRE(vectors.kept_bytes() == (part + 1) * sizeof(double));
+  auto again = matrices.get("m", 4, cols);
+  CHECK(again.data() == m_data);
+}
+
+TEST_CASE("eviction across types frees the least recently used Views and never a held one",
+          "[core][view_cache]") {
+  const limit_for_test bound(test_limit);
+  auto& vectors = nd::view_cache<vector>::instance();
+  auto& matrices = nd::view_cache<matrix>::instance();
+  const std::size_t third = test_limit / 10 * 3 / sizeof(double);  // 0.3 of the bound
+  const double *x_data = nullptr, *z_data = nullptr;
+  {
+    auto x = vectors.get("x", third);
+    auto y = vectors.get("y", third + 1);
+    auto z = vectors.get("z", third + 2);
+    x_data = x.data();
+    z_data = z.data();
+  }
+  { auto x = vectors.get("x", third); }                     // x used again: y is now the oldest
+  const std::size_t cols = test_limit / 5 / sizeof(float);  // 0.2 of the bound
+  {
+    auto m = matrices.get("m", 1, cols);
+    REQUIRE(m.use_count() == 2);
+  }
+  REQUIRE(vectors.kept_bytes() == (2 * third + 2) * sizeof(double));  // only y went
+  {
+    auto x = vectors.get("x", third);
+    auto z = vectors.get("z", third + 2);
+    CHECK(x.data() == x_data);
+    CHECK(z.data() == z_data);
+  }
+
+  // A held View stays kept and is not handed out again, however old: with x held and z and w
+  // free, a matrix that needs room takes z's, and a request for x's extents gets other storage.
+  nearsparse::release_cached_device_memory();
+  auto x = vectors.get("x", third);
+  { auto z = vectors.get("z", third + 2); }
+  { auto w = vectors.get("w", third + 3); }
+  x(0) = 5;
+  x(third - 1) = 6;
+  {
+    auto m = matrices.get("m", 2, cols / 2);
+    REQUIRE(m.use_count() == 2);
+  }
+  REQUIRE(vectors.kept_bytes() == (2 * third + 3) * sizeof(double));  // x and w
+  REQUIRE(x.use_count() == 2);
+  CHECK(x(0) == 5);
+  CHECK(x(third - 1) == 6);
+  auto other = vectors.get("x", third);
+  CHECK(other.data() != x.data());
+  const double* held = x.data();
+  x = vector();
+  auto back = vectors.get("x", third);
+  CHECK(back.data() == held);
+}
+
+TEST_CASE("caches of two types evicting each other on two threads hand each View to one thread",
+          "[core][view_cache][threads]") {
+  // A bound of four Views: each new View of one thread evicts the other thread's free ones.
+  const std::size_t n = std::size_t(1) << 15;
+  const limit_for_test bound(4 * n * sizeof(double) + 64);
+  auto work = [&](auto view_type, double mark, int& broken) {
+    using view = decltype(view_type);
+    auto& cache = nd::view_cache<view>::instance();
+    for (int round = 0; round < 100; ++round) {
+      std::vector<view> held;
+      for (std::size_t k = 0; k < 2; ++k) {
+        held.push_back(cache.get("thread", n + std::size_t(round % 3) + k));
+        for (std::size_t i = 0; i < held.back().extent(0); ++i) held.back()(i) = mark;
+      }
+      std::this_thread::yield();
+      for (const auto& v : held)
+        for (std::size_t i = 0; i < v.extent(0); ++i) broken += v(i) != mark ? 1 : 0;
+      if (nd::view_cache_registry::instance().total() > 4 * n * sizeof(double) + 64) ++broken;
+    }
+  };
+  using other_vector = Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  int broken_first = 0, broken_second = 0;
+  std::thread other([&] { work(other_vector(), 2.0, broken_second); });
+  work(vector(), 1.0, broken_first);
+  other.join();
+  CHECK(broken_first == 0);
+  CHECK(broken_second == 0);
+}
+
+TEST_CASE("without a CUDA device the default bound is a sixteenth of physical memory",
+          "[core][view_cache]") {
+  const std::size_t floor = std::size_t(256) << 20;
+  const std::size_t bound = nearsparse::default_device_cache_limit();
+  CHECK(bound >= floor);
+  if (!nearsparse::cuda_devices().empty()) return;
+  std::size_t physical = 0;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) physical = std::size_t(pages) * std::size_t(page);
+#endif
+  CHECK(bound == std::max(floor, physical / 16));
+  // The C of the structured host product at n = 7000 (140 MB) is kept where memory allows.
+  const std::size_t c_bytes = std::size_t(140) << 20;
+  if (bound / 2 < c_bytes) return;
+  const limit_for_test defaults(bound);
+  const double* first = nullptr;
+  {
+    auto c = nd::cached_view<vector>("c", c_bytes / sizeof(double));
+    first = c.data();
+  }
+  auto again = nd::cached_view<vector>("c", c_bytes / sizeof(double));
+  CHECK(again.data() == first);
+  CHECK(again.use_count() == 2);
 }

@@ -18,10 +18,19 @@ inline void release_cached_device_memory() {
   detail::release_all_view_caches();
 }
 
-/// Bytes of unreferenced device allocations the library may keep, all caches together (no single
-/// allocation over half of it is kept). The default is a sixteenth of the smallest CUDA device's
-/// memory, at least 256 MiB; set_device_cache_limit() changes it.
+/// Bytes of unreferenced allocations the library may keep, all caches together (no single
+/// allocation over half of it is kept); where a new one would pass it, the least recently used
+/// unreferenced ones, of any type, are freed first. The default is default_device_cache_limit();
+/// set_device_cache_limit() changes it.
 std::size_t device_cache_limit();
+
+/// The bound device_cache_limit() has until set_device_cache_limit() changes it: a sixteenth of
+/// the smallest CUDA device's memory, at least 256 MiB. Where no CUDA device is visible (a build
+/// without the CUDA backend, or none found) the kept allocations are host memory, and it is a
+/// sixteenth of the machine's physical memory (sysconf(_SC_PHYS_PAGES) pages of
+/// sysconf(_SC_PAGE_SIZE) bytes), at least 256 MiB; 256 MiB where the system does not report its
+/// memory.
+std::size_t default_device_cache_limit();
 
 /// Sets the bound of device_cache_limit(). Lowering it keeps what is already kept until those
 /// allocations are evicted or released (release_cached_device_memory()); 0 stops the caching.
