@@ -190,6 +190,7 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
     nearsparse::spamm::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
     nearsparse::spamm::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
   };
+  if (rank == 0) std::fprintf(stderr, "[spamm-mpi] filling the blocks of A and B (n = %d)\n", n);
   lay_out({});
   if (rank == 0)
     std::printf(
@@ -202,6 +203,9 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
                 "P", "grid", "n", "prec", "ratio", "tau", "build_ms", "first_ms", "upd_a_ms",
                 "upd_b_ms", "resend_ms", "whole_ms", "mult_ms", "single_ms", "dense_ms", "vs_one",
                 "vs_dense", "recv_MB", "check");
+  // Under mpiexec stdout is a pipe, fully buffered: flushed here and after every row, so that a
+  // run stopped at a time limit still shows what it finished.
+  if (rank == 0) std::fflush(stdout);
   int failures = 0;
   for (double ratio : ratios) {
     if (rank == 0) std::fprintf(stderr, "[spamm-mpi] ratio %.3f: building the plan\n", ratio);
@@ -294,6 +298,7 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
           std::fclose(f);
         }
       }
+      std::fflush(stdout);
     }
   }
   return failures == 0 ? 0 : 1;

@@ -64,6 +64,19 @@ inline kernel_params make_params(const multiply_problem& pr, double alpha, doubl
   return p;
 }
 
+/// The thread blocks of a launch over p's groups_m x groups_n output blocks (grid x, read as an
+/// int by band_order). Throws nearsparse::unsupported past CUDA's limit of 2^31 - 1, naming the
+/// kernel and the extents, rather than launching a product in 32-bit wrapped blocks.
+inline unsigned grid_blocks(const kernel_params& p, const char* kernel) {
+  const std::uint64_t blocks = std::uint64_t(p.groups_m) * std::uint64_t(p.groups_n);
+  if (blocks > std::uint64_t(2147483647))
+    throw unsupported(nearsparse::detail::concat(multiply_function, ": ", kernel, " would need ",
+                                                 blocks, " thread blocks (", p.groups_m, " x ",
+                                                 p.groups_n, ") for a product of ", p.m, " x ", p.n,
+                                                 "; a CUDA grid holds at most 2147483647"));
+  return static_cast<unsigned>(blocks);
+}
+
 /// Bytes of shared memory that build_kept_list needs for kt tiles of k.
 inline std::size_t list_bytes(int kt) {
   return std::size_t((kt + 1) & ~1) * 2 + std::size_t(kt) * 4;

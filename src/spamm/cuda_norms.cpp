@@ -68,7 +68,13 @@ void compute_norms(const Kokkos::Cuda& exec, const char* function, const options
                 geo.nt,
                 is_a,
                 norms.data()};
-  const unsigned blocks = static_cast<unsigned>(tiles_r) * static_cast<unsigned>(geo.kt);
+  // One block per tile, on the grid's x extent (at most 2^31 - 1 blocks).
+  const std::uint64_t tiles = std::uint64_t(tiles_r) * std::uint64_t(geo.kt);
+  if (tiles > std::uint64_t(2147483647))
+    throw unsupported(nearsparse::detail::concat(
+        function, ": the norm map of ", is_a ? "A" : "B", " has ", tiles, " tiles (", tiles_r,
+        " x ", geo.kt, "); the CUDA get-norm kernel launches at most 2147483647 blocks"));
+  const unsigned blocks = static_cast<unsigned>(tiles);
   cudaStream_t stream = exec.cuda_stream();
   if (precision == spamm::precision::fp64) {
     norms_kernel<double><<<blocks, norm_threads, 0, stream>>>(p, precision);

@@ -406,7 +406,7 @@ void launch(cudaStream_t stream, int device, const multiply_problem& pr, double 
   const std::size_t bytes = wgmma_layout<BN, STAGES>::bytes(p.kt);
   static std::size_t raised_to[64] = {};
   set_shared_memory(device, kernel, bytes, raised_to);
-  const unsigned grid = static_cast<unsigned>(p.groups_m) * static_cast<unsigned>(p.groups_n);
+  const unsigned grid = grid_blocks(p, "wgmma_kernel");
   kernel<<<grid, wg_threads, bytes, stream>>>(map_a, map_b, p, c);
   nearsparse::detail::cuda::check_launch(multiply_function, "wgmma_kernel");
 }

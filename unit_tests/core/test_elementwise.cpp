@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -120,5 +121,88 @@ NEARSPARSE_SPACE_TEST_CASE("element-wise loops and sums of empty matrices do not
     CHECK(nearsparse::detail::sum_elements(
               exec, "test::empty", e.first, e.second, true,
               KOKKOS_LAMBDA(int, int) { return 1.0; }) == 0.0);
+  }
+}
+
+TEST_CASE("element-wise lines cover extents whose element count passes 2^31",
+          "[core][elementwise]") {
+  // Extents and element indices are 64-bit, a launch holds at most team_league_max teams (each
+  // taking several units in turn past that), and a line within segment_length of 2^31 still ends
+  // where it should. No memory: the geometry alone.
+  using nearsparse::detail::element_lines;
+  constexpr std::int64_t segment = element_lines::segment_length;
+  constexpr int league_max = nearsparse::detail::team_league_max;
+  struct shape {
+    std::int64_t rows, cols;
+    bool second_contiguous;
+  };
+  for (const shape s :
+       {shape{131072, 131072, true}, shape{65536, 65536, false}, shape{1, 2147483647, true},
+        shape{2147483647, 3, false}, shape{1, 3000000000, true}, shape{3000000000, 2, true}}) {
+    const element_lines l(s.rows, s.cols, s.second_contiguous);
+    INFO(s.rows << " x " << s.cols << (s.second_contiguous ? ", by rows" : ", by columns"));
+    const std::int64_t lines = s.second_contiguous ? s.rows : s.cols;
+    const std::int64_t length = s.second_contiguous ? s.cols : s.rows;
+    const std::int64_t segments = (length + segment - 1) / segment;
+    REQUIRE(l.lines == lines);
+    REQUIRE(l.length == length);
+    CHECK(l.units() == lines * segments);
+    CHECK(l.teams() == std::min<std::int64_t>(l.units(), league_max));
+    // The last unit of the first and of the last line end at the line's end, after a full
+    // segment before them; every unit holds between 1 and segment_length elements.
+    for (const std::int64_t line : {std::int64_t(0), lines - 1}) {
+      const std::int64_t last = (line + 1) * segments - 1;
+      CHECK(l.line(last) == line);
+      CHECK(l.end(last) == length);
+      CHECK(l.count(last) == length - (segments - 1) * segment);
+      CHECK(l.count(last) >= 1);
+      if (segments > 1) {
+        CHECK(l.end(last - 1) == l.begin(last));
+        CHECK(l.count(last - 1) == segment);
+      }
+    }
+    // Where the units are few enough to walk, they cover every element once, in order.
+    if (l.units() <= (std::int64_t(1) << 22)) {
+      std::int64_t covered = 0, breaks = 0;
+      for (std::int64_t u = 0; u < l.units(); ++u) {
+        covered += l.count(u);
+        const bool next_in_line = u + 1 < l.units() && l.line(u + 1) == l.line(u);
+        if (next_in_line ? l.end(u) != l.begin(u + 1) : l.end(u) != length) ++breaks;
+      }
+      CHECK(covered == s.rows * s.cols);
+      CHECK(breaks == 0);
+    }
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE("element-wise loops and sums with more lines than teams",
+                           "[core][elementwise]") {
+  // team_league_max + 3 rows of 2 (16 MB): some teams take two rows, one after the other.
+  using exec_space = TestType;
+  using mem = typename exec_space::memory_space;
+  const exec_space exec;
+  const std::int64_t rows = nearsparse::detail::team_league_max + 3, cols = 2;
+  Kokkos::View<double**, Kokkos::LayoutRight, mem> v("v", rows, cols);
+  REQUIRE(nearsparse::detail::second_index_contiguous(v));
+  REQUIRE(nearsparse::detail::element_lines(rows, cols, true).units() >
+          nearsparse::detail::element_lines(rows, cols, true).teams());
+  nearsparse::detail::for_each_element(
+      exec, "test::fill", rows, cols, true,
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        v(i, j) = double(i * cols + j);
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) wrong += h(i, j) == double(i * cols + j) ? 0 : 1;
+  CHECK(wrong == 0);
+  // The sum of 0, 1, ..., n - 1 (exact in double), in both orders.
+  const double n = double(rows * cols), expect = n * (n - 1) / 2;
+  for (const bool by_rows : {true, false}) {
+    INFO(exec_space::name() << (by_rows ? ", by rows" : ", by columns"));
+    CHECK(nearsparse::detail::sum_elements(
+              exec, "test::sum", rows, cols, by_rows,
+              KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { return v(i, j); }) ==
+          expect);
   }
 }

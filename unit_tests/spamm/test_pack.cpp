@@ -178,3 +178,41 @@ NEARSPARSE_SPACE_TEST_CASE(
     }
   }
 }
+
+NEARSPARSE_SPACE_TEST_CASE("packing with teams that each pack several blocks equals a host copy",
+                           "[spamm][pack]") {
+  // pack_operand_teams gives a launch at most team_league_max teams (Kokkos 3.4 on CUDA computes
+  // league size times team size in int for a team reduction; past 2^31 it skips the kernel or
+  // runs it on one thread: an operand of 2^22 blocks at N = 65536). A small cap here sends every
+  // team through several blocks, reusing its scratch, and the non-finite count summed over them.
+  using exec_space = TestType;
+  using memory = typename exec_space::memory_space;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  const std::size_t rows = 301, cols = 197;
+  Kokkos::View<double**, Kokkos::LayoutRight, memory> src("src", rows, cols);
+  nearsparse::fill_random(exec, src, seed, -1.0, 1.0);
+  Kokkos::deep_copy(Kokkos::subview(src, rows - 1, 0), std::nan(""));
+  Kokkos::deep_copy(Kokkos::subview(src, 0, cols - 1), HUGE_VAL);
+  Kokkos::deep_copy(Kokkos::subview(src, rows / 2, cols / 2), -HUGE_VAL);
+  auto host_src = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), src);
+  for (const bool transpose : {false, true}) {
+    const int r = int(transpose ? cols : rows), c = int(transpose ? rows : cols);
+    const int rows_p = (r + 127) / 128 * 128, cols_p = (c + 63) / 64 * 64;
+    for (const int league_max : {1, 3, 7, 1 << 20}) {
+      INFO(exec_space::name() << (transpose ? ", transposed" : "") << ", at most " << league_max
+                              << " teams, seed " << seed);
+      using Format = ns::format<spamm_precision::fp32>;
+      Kokkos::View<float*, memory> packed("packed", std::size_t(rows_p) * cols_p);
+      Kokkos::deep_copy(exec, packed, 12345.0f);
+      Kokkos::View<std::int64_t, memory> bad("bad");
+      ns::pack_operand_teams<Format>(exec, src, transpose, packed.data(), rows_p, cols_p, true, bad,
+                                     league_max);
+      std::int64_t count = -1;
+      Kokkos::deep_copy(count, bad);
+      CHECK(count == 3);
+      auto host_packed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), packed);
+      CHECK(count_wrong<Format>(host_src, transpose, host_packed, rows_p, cols_p) == 0);
+    }
+  }
+}

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nearsparse {
 
@@ -47,9 +48,12 @@ std::size_t count_non_finite(const ExecSpace& exec, const View& view) {
   const std::size_t rows = view.extent(0);
   const std::size_t cols = View::rank == 2 ? view.extent(1) : 1;
   std::size_t count = 0;
+  // A 64-bit index: RangePolicy<Kokkos::Cuda> counts in unsigned int by default, which would cut
+  // a View of 2^32 elements or more short.
+  using policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   Kokkos::parallel_reduce(
-      "nearsparse::core::count_non_finite", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * cols),
-      KOKKOS_LAMBDA(const std::size_t k, std::size_t& sum) {
+      "nearsparse::core::count_non_finite", policy(exec, 0, static_cast<std::int64_t>(rows * cols)),
+      KOKKOS_LAMBDA(const std::int64_t k, std::size_t& sum) {
         if (!detail::is_finite_value(detail::flat_element(view, k, cols))) ++sum;
       },
       count);

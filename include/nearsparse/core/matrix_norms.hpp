@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstdint>
 
 namespace nearsparse {
 
@@ -15,11 +16,11 @@ namespace nearsparse {
 template <class ExecSpace, class XView>
 double frobenius_norm(const ExecSpace& exec, const XView& x) {
   static_assert_matrix<ExecSpace, XView>();
-  const int rows = static_cast<int>(x.extent(0)), cols = static_cast<int>(x.extent(1));
+  const std::int64_t rows = x.extent(0), cols = x.extent(1);
   if (rows == 0 || cols == 0) return 0.0;
   const double sum = detail::sum_elements(
       exec, "nearsparse::core::frobenius_norm", rows, cols, detail::second_index_contiguous(x),
-      KOKKOS_LAMBDA(const int i, const int j) {
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         const double v = static_cast<double>(x(i, j));
         return v * v;
       });
@@ -32,11 +33,11 @@ double frobenius_distance(const ExecSpace& exec, const XView& x, const YView& y)
   static_assert_matrix<ExecSpace, XView>();
   static_assert_matrix<ExecSpace, YView>();
   require_extents("nearsparse::frobenius_distance", "Y", y, x.extent(0), x.extent(1));
-  const int rows = static_cast<int>(x.extent(0)), cols = static_cast<int>(x.extent(1));
+  const std::int64_t rows = x.extent(0), cols = x.extent(1);
   if (rows == 0 || cols == 0) return 0.0;
   const double sum = detail::sum_elements(
       exec, "nearsparse::core::frobenius_distance", rows, cols, detail::second_index_contiguous(x),
-      KOKKOS_LAMBDA(const int i, const int j) {
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         const double d = static_cast<double>(x(i, j)) - static_cast<double>(y(i, j));
         return d * d;
       });

@@ -70,9 +70,12 @@ void fill_random(const ExecSpace& exec, const View& view, std::uint64_t seed, do
   require(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, "nearsparse::fill_random", "lo, hi",
           detail::concat("must be finite with lo <= hi, got [", lo, ", ", hi, ")"));
   using value_type = typename View::non_const_value_type;
+  // A 64-bit index: RangePolicy<Kokkos::Cuda> counts in unsigned int by default, which would
+  // leave the elements from 2^32 on unwritten.
+  using policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   if constexpr (View::rank == 1) {
     Kokkos::parallel_for(
-        "nearsparse::core::fill_random", Kokkos::RangePolicy<ExecSpace>(exec, 0, view.extent(0)),
+        "nearsparse::core::fill_random", policy(exec, 0, static_cast<std::int64_t>(view.extent(0))),
         KOKKOS_LAMBDA(const std::size_t i) {
           view(i) = detail::random_value<value_type>(seed, i, lo, hi);
         });
@@ -80,7 +83,7 @@ void fill_random(const ExecSpace& exec, const View& view, std::uint64_t seed, do
     const std::size_t cols = view.extent(1);
     Kokkos::parallel_for(
         "nearsparse::core::fill_random",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, view.extent(0) * cols),
+        policy(exec, 0, static_cast<std::int64_t>(view.extent(0) * cols)),
         KOKKOS_LAMBDA(const std::size_t k) {
           const std::size_t i = k / cols, j = k % cols;
           view(i, j) = detail::random_value<value_type>(seed, k, lo, hi);

@@ -24,7 +24,7 @@ void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, 
   require_positive("nearsparse::spamm::fill_algebraic_decay", "lambda", lambda);
   using value = typename View::non_const_value_type;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_algebraic_decay", int(a.extent(0)), int(a.extent(1)),
+      exec, "nearsparse::spamm::fill_algebraic_decay", a.extent(0), a.extent(1),
       nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
         const long gi = i + row0, gj = j + col0;
         const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
@@ -41,7 +41,7 @@ void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0
           nearsparse::detail::concat("is ", lambda, "; it must lie in (0, 1)"));
   using value = typename View::non_const_value_type;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_exponential_decay", int(a.extent(0)), int(a.extent(1)),
+      exec, "nearsparse::spamm::fill_exponential_decay", a.extent(0), a.extent(1),
       nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
         const long gi = i + row0, gj = j + col0;
         const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);

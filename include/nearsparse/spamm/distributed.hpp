@@ -148,7 +148,7 @@ inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const cha
 template <class ExecSpace, class Mem>
 void add_work(const ExecSpace& exec, const work_matrix<Mem>& v, const work_matrix<Mem>& part) {
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::sum_V", int(v.extent(0)), int(v.extent(1)),
+      exec, "nearsparse::spamm::sum_V", v.extent(0), v.extent(1),
       nearsparse::detail::second_index_contiguous(v),
       KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
 }
@@ -222,7 +222,7 @@ template <class ExecSpace, class CView>
 void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, const CView& c) {
   using c_value = typename CView::non_const_value_type;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::scale_c", int(c.extent(0)), int(c.extent(1)),
+      exec, "nearsparse::spamm::scale_c", c.extent(0), c.extent(1),
       nearsparse::detail::second_index_contiguous(c),
       KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
@@ -616,7 +616,8 @@ class distributed_plan {
       return;
     }
     const int bytes = detail::storage_bytes(options_.precision);
-    auto words_of = [&](int elements) { return elements * bytes / 8; };
+    // In 64 bits: kp * bytes passes 2^31 for a k of more than 2^28 in fp64.
+    auto words_of = [&](int elements) { return int(std::int64_t(elements) * bytes / 8); };
     ensure(w.a, a_bytes_of(w.geo), exec, "A_whole");
     ensure(w.b, b_bytes_of(w.geo), exec, "Bt_whole");
     if (w.a_norms.extent(0) != std::size_t(w.geo.mt) ||

@@ -122,7 +122,7 @@ void fill_dimerized_chain(const ExecSpace& exec, const HView& h, const chain_mod
   const double t1 = m.t1, t2 = m.t2, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_dimerized_chain", int(n), int(n),
+      exec, "nearsparse::spamm::fill_dimerized_chain", n, n,
       nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
         double v = 0.0;
         if (i == j) {
@@ -155,7 +155,7 @@ void fill_cubic_lattice(const ExecSpace& exec, const HView& h, const cubic_model
   const double t = m.t, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_cubic_lattice", int(n), int(n),
+      exec, "nearsparse::spamm::fill_cubic_lattice", n, n,
       nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
         const long xi = i % nx, yi = (i / nx) % ny, zi = i / (nx * ny);
         const long xj = j % nx, yj = (j / nx) % ny, zj = j / (nx * ny);
@@ -184,7 +184,7 @@ void fill_overlap_chain(const ExecSpace& exec, const SView& s, double alpha = 1.
   using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(s.extent(0));
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_overlap_chain", int(n), int(n),
+      exec, "nearsparse::spamm::fill_overlap_chain", n, n,
       nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
         const double d = static_cast<double>(i > j ? i - j : j - i);
         s(i, j) = static_cast<value>(::exp(-alpha * d));
@@ -207,7 +207,7 @@ void fill_overlap_lattice(const ExecSpace& exec, const SView& s, int nx, int ny,
   using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(sites), lx = nx, ly = ny;
   nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_overlap_lattice", int(n), int(n),
+      exec, "nearsparse::spamm::fill_overlap_lattice", n, n,
       nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
         const long xi = i % lx, yi = (i / lx) % ly, zi = i / (lx * ly);
         const long xj = j % lx, yj = (j / lx) % ly, zj = j / (lx * ly);

@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nearsparse::detail {
 
@@ -27,78 +28,100 @@ bool second_index_contiguous(const View& v) {
 
 /// The elements of a rows x cols matrix as lines of the memory order: `lines` lines of `length`
 /// elements; (line, e) is element (line, e) when `by_rows`, (e, line) otherwise. Each line is cut
-/// into `segments` segments of at most segment_length elements, one team each: team t takes
-/// elements [begin(t), end(t)) of line t / segments.
+/// into `segments` segments of at most segment_length elements: units() pieces of work, unit u
+/// being elements [begin(u), end(u)) of line line(u). Extents and element indices are 64-bit, so
+/// that a matrix of more than 2^31 elements (or a line of more than 2^31 - segment_length) is
+/// covered whole. A launch has teams() teams, at most team_league_max (team_reduce.hpp says why);
+/// team t takes units t, t + teams(), t + 2 teams(), ...
 struct element_lines {
   static constexpr int segment_length = 1 << 13;
 
-  int lines = 0;
-  int length = 0;
+  std::int64_t lines = 0;
+  std::int64_t length = 0;
   bool by_rows = true;
-  int segments = 1;
+  std::int64_t segments = 1;
 
-  element_lines(int rows, int cols, bool second_contiguous)
+  element_lines(std::int64_t rows, std::int64_t cols, bool second_contiguous)
       : lines(second_contiguous ? rows : cols),
         length(second_contiguous ? cols : rows),
         by_rows(second_contiguous),
         segments(length > 0 ? 1 + (length - 1) / segment_length : 1) {}
 
-  int teams() const { return lines * segments; }
-  KOKKOS_INLINE_FUNCTION int line(int team) const { return team / segments; }
-  KOKKOS_INLINE_FUNCTION int begin(int team) const { return (team % segments) * segment_length; }
-  KOKKOS_INLINE_FUNCTION int end(int team) const {
-    const int e = begin(team) + segment_length;
+  std::int64_t units() const { return lines * segments; }
+  int teams() const {
+    const std::int64_t u = units();
+    return u < team_league_max ? static_cast<int>(u) : team_league_max;
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t line(std::int64_t unit) const { return unit / segments; }
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(std::int64_t unit) const {
+    return (unit % segments) * segment_length;
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(std::int64_t unit) const {
+    const std::int64_t e = begin(unit) + segment_length;
     return e < length ? e : length;
+  }
+  /// Elements of unit u: at most segment_length, so a team's range stays an int.
+  KOKKOS_INLINE_FUNCTION int count(std::int64_t unit) const {
+    return static_cast<int>(end(unit) - begin(unit));
   }
 };
 
 /// f(i, j) for every element of a rows x cols matrix, each line of memory (or segment of one) by
-/// one team (the lines along the second index when `second_contiguous`). Queued on exec; does not
-/// wait.
+/// one team (the lines along the second index when `second_contiguous`); i and j are passed as
+/// std::int64_t. Queued on exec; does not wait.
 template <class ExecSpace, class F>
-void for_each_element(const ExecSpace& exec, const char* label, int rows, int cols,
-                      bool second_contiguous, const F& f) {
+void for_each_element(const ExecSpace& exec, const char* label, std::int64_t rows,
+                      std::int64_t cols, bool second_contiguous, const F& f) {
   if (rows <= 0 || cols <= 0) return;
   const element_lines l(rows, cols, second_contiguous);
+  const std::int64_t units = l.units();
+  const int teams = l.teams();
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   Kokkos::parallel_for(
-      label, policy(exec, l.teams(), Kokkos::AUTO),
+      label, policy(exec, teams, Kokkos::AUTO),
       KOKKOS_LAMBDA(const typename policy::member_type& team) {
-        const int t = team.league_rank();
-        const int line = l.line(t);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, l.begin(t), l.end(t)), [&](const int e) {
-          if (l.by_rows) {
-            f(line, e);
-          } else {
-            f(e, line);
-          }
-        });
+        for (std::int64_t u = team.league_rank(); u < units; u += teams) {
+          const std::int64_t line = l.line(u), begin = l.begin(u);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, l.count(u)), [&](const int k) {
+            const std::int64_t e = begin + k;
+            if (l.by_rows) {
+              f(line, e);
+            } else {
+              f(e, line);
+            }
+          });
+        }
       });
 }
 
 /// The sum in double of f(i, j) over the elements of a rows x cols matrix, lines of memory as in
 /// for_each_element. Waits for the device.
 template <class ExecSpace, class F>
-double sum_elements(const ExecSpace& exec, const char* label, int rows, int cols,
+double sum_elements(const ExecSpace& exec, const char* label, std::int64_t rows, std::int64_t cols,
                     bool second_contiguous, const F& f) {
   if (rows <= 0 || cols <= 0) return 0.0;
   const element_lines l(rows, cols, second_contiguous);
+  const std::int64_t units = l.units();
+  const int teams = l.teams();
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   double sum = 0.0;
   Kokkos::parallel_reduce(
-      label, policy(exec, l.teams(), Kokkos::AUTO),
+      label, policy(exec, teams, Kokkos::AUTO),
       KOKKOS_LAMBDA(const typename policy::member_type& team, double& s) {
-        const int t = team.league_rank();
-        const int line = l.line(t), begin = l.begin(t);
-        double segment_sum = 0.0;
-        team_reduce_fenced(
-            team, l.end(t) - begin,
-            [&](const int k, double& partial) {
-              const int e = begin + k;
-              partial += l.by_rows ? f(line, e) : f(e, line);
-            },
-            segment_sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { s += segment_sum; });
+        double team_sum = 0.0;
+        for (std::int64_t u = team.league_rank(); u < units; u += teams) {
+          const std::int64_t line = l.line(u), begin = l.begin(u);
+          double segment_sum = 0.0;
+          team_reduce_fenced(
+              team, l.count(u),
+              [&](const int k, double& partial) {
+                const std::int64_t e = begin + k;
+                partial += l.by_rows ? f(line, e) : f(e, line);
+              },
+              segment_sum);
+          team_sum += segment_sum;
+        }
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { s += team_sum; });
       },
       sum);
   // parallel_reduce into a host scalar fences exec before it returns: no fence needed here.

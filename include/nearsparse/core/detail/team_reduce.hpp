@@ -16,6 +16,15 @@
 
 namespace nearsparse::detail {
 
+/// The most league ranks a team policy with a team reduction is given; a kernel with more work
+/// has each team take several pieces in turn (league_rank, league_rank + league size, ...).
+/// Kokkos 3.4 on CUDA computes league size times team size in int before a team-policy
+/// parallel_reduce (ParallelReduce<TeamPolicy>::execute, `nwork`): at 2^31 and above it skips
+/// the kernel when the result lives on the host, and at exactly 2^32 it launches the kernel on a
+/// single thread, which then walks every league rank alone. 2^20 teams of at most 1024 threads
+/// stay below 2^31 and still give every multiprocessor many teams.
+inline constexpr int team_league_max = 1 << 20;
+
 /// Kokkos::parallel_reduce(TeamThreadRange(team, n), f, result), then a team barrier: every
 /// thread holds the total, and the team may start its next reduction at once. Call it from every
 /// thread of the team.

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstdint>
 
 namespace nearsparse::spamm::detail {
 
@@ -21,11 +22,11 @@ using nearsparse::detail::sum_elements;
 template <class ExecSpace, class OutView, class XView>
 void scale_shift(const ExecSpace& exec, const OutView& out, double a, const XView& x, double b) {
   using value = typename OutView::non_const_value_type;
-  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  const std::int64_t n = out.extent(0), m = out.extent(1);
   if (n == 0 || m == 0) return;
   for_each_element(
       exec, "nearsparse::spamm::scale_shift", n, m, second_index_contiguous(out),
-      KOKKOS_LAMBDA(const int i, const int j) {
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         const double v = a * static_cast<double>(x(i, j)) + (i == j ? b : 0.0);
         out(i, j) = static_cast<value>(v);
       });
@@ -36,11 +37,11 @@ template <class ExecSpace, class OutView, class XView, class YView>
 void combine(const ExecSpace& exec, const OutView& out, double a, const XView& x, double b,
              const YView& y, double c) {
   using value = typename OutView::non_const_value_type;
-  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  const std::int64_t n = out.extent(0), m = out.extent(1);
   if (n == 0 || m == 0) return;
   for_each_element(
       exec, "nearsparse::spamm::combine", n, m, second_index_contiguous(out),
-      KOKKOS_LAMBDA(const int i, const int j) {
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
                          (i == j ? c : 0.0);
         out(i, j) = static_cast<value>(v);
@@ -51,11 +52,13 @@ void combine(const ExecSpace& exec, const OutView& out, double a, const XView& x
 template <class ExecSpace, class OutView>
 void set_identity(const ExecSpace& exec, const OutView& out) {
   using value = typename OutView::non_const_value_type;
-  const int n = static_cast<int>(out.extent(0)), m = static_cast<int>(out.extent(1));
+  const std::int64_t n = out.extent(0), m = out.extent(1);
   if (n == 0 || m == 0) return;
   for_each_element(
       exec, "nearsparse::spamm::set_identity", n, m, second_index_contiguous(out),
-      KOKKOS_LAMBDA(const int i, const int j) { out(i, j) = value(i == j ? 1 : 0); });
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        out(i, j) = value(i == j ? 1 : 0);
+      });
 }
 
 /// trace(x) of a square matrix.
@@ -74,11 +77,11 @@ double trace(const ExecSpace& exec, const XView& x) {
 template <class ExecSpace, class XView, class YView>
 double combination_norm(const ExecSpace& exec, double a, const XView& x, double b, const YView& y,
                         double c) {
-  const int n = static_cast<int>(x.extent(0)), m = static_cast<int>(x.extent(1));
+  const std::int64_t n = x.extent(0), m = x.extent(1);
   if (n == 0 || m == 0) return 0.0;
   const double sum = sum_elements(
       exec, "nearsparse::spamm::combination_norm", n, m, second_index_contiguous(x),
-      KOKKOS_LAMBDA(const int i, const int j) {
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
         const double v = a * static_cast<double>(x(i, j)) + b * static_cast<double>(y(i, j)) +
                          (i == j ? c : 0.0);
         return v * v;

@@ -14,6 +14,7 @@
 // host pays per element.
 
 #include <nearsparse/core/detail/reduction_result.hpp>
+#include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm/detail/number_formats.hpp>
 
@@ -99,11 +100,15 @@ void pack_operand_on_host(const ExecSpace& exec, const SrcView& src, bool transp
       bad);
 }
 
-/// pack_operand_into with one team per 32 x 32 block (see the file's comment).
+/// pack_operand_into with one team per 32 x 32 block (see the file's comment). At most
+/// `league_max` teams (nearsparse::detail::team_league_max; team_reduce.hpp says why): past that
+/// each team packs blocks league_rank, league_rank + league size, ... in turn, so that a large
+/// operand (2^22 blocks at N = 65536) does not reach Kokkos' int product of league and team size.
 template <class Format, class ExecSpace, class SrcView, class Total>
 void pack_operand_teams(const ExecSpace& exec, const SrcView& src, bool transpose,
                         typename Format::storage* dst, int rows_p, int cols_p,
-                        bool count_non_finite, Total&& bad) {
+                        bool count_non_finite, Total&& bad,
+                        int league_max = nearsparse::detail::team_league_max) {
   using storage = typename Format::storage;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
@@ -118,45 +123,52 @@ void pack_operand_teams(const ExecSpace& exec, const SrcView& src, bool transpos
     return;
   }
   const std::size_t ld = static_cast<std::size_t>(cols_p);
-  team_policy policy(exec, blocks_r * blocks_c, Kokkos::AUTO);
+  const std::int64_t blocks = std::int64_t(blocks_r) * blocks_c;
+  const int teams = blocks < league_max ? static_cast<int>(blocks) : league_max;
+  team_policy policy(exec, teams, Kokkos::AUTO);
   policy.set_scratch_size(0, Kokkos::PerTeam(scratch::shmem_size(pack_block, pack_block + 1)));
   Kokkos::parallel_reduce(
       "nearsparse::spamm::pack", policy,
       KOKKOS_LAMBDA(const member& team, std::int64_t& count) {
-        const int r0 = (team.league_rank() / blocks_c) * pack_block;
-        const int c0 = (team.league_rank() % blocks_c) * pack_block;
         scratch tile(team.team_scratch(0), pack_block, pack_block + 1);
         std::int64_t local = 0;
-        // Read in the source's order: for the transposed packing the fastest index runs over
-        // destination rows, which are source columns.
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, pack_block * pack_block),
-            [&](const int idx, std::int64_t& partial) {
-              const int slow = idx / pack_block, fast = idx % pack_block;
-              const int r = transpose ? fast : slow, c = transpose ? slow : fast;
-              double v = 0.0;
-              if (r0 + r < rows && c0 + c < cols) {
-                v = transpose ? static_cast<double>(src(c0 + c, r0 + r))
-                              : static_cast<double>(src(r0 + r, c0 + c));
-                if (count_non_finite && !(v - v == 0.0)) ++partial;
-              }
-              tile(r, c) = Format::encode(v);
-            },
-            local);
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pack_block * pack_block),
-                             [&](const int idx) {
-                               const int r = idx / pack_block, c = idx % pack_block;
-                               if (r0 + r < rows_p && c0 + c < cols_p)
-                                 dst[(r0 + r) * ld + c0 + c] = tile(r, c);
-                             });
+        for (std::int64_t block = team.league_rank(); block < blocks; block += teams) {
+          const int r0 = static_cast<int>(block / blocks_c) * pack_block;
+          const int c0 = static_cast<int>(block % blocks_c) * pack_block;
+          // Read in the source's order: for the transposed packing the fastest index runs over
+          // destination rows, which are source columns.
+          std::int64_t block_bad = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, pack_block * pack_block),
+              [&](const int idx, std::int64_t& partial) {
+                const int slow = idx / pack_block, fast = idx % pack_block;
+                const int r = transpose ? fast : slow, c = transpose ? slow : fast;
+                double v = 0.0;
+                if (r0 + r < rows && c0 + c < cols) {
+                  v = transpose ? static_cast<double>(src(c0 + c, r0 + r))
+                                : static_cast<double>(src(r0 + r, c0 + c));
+                  if (count_non_finite && !(v - v == 0.0)) ++partial;
+                }
+                tile(r, c) = Format::encode(v);
+              },
+              block_bad);
+          local += block_bad;
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pack_block * pack_block),
+                               [&](const int idx) {
+                                 const int r = idx / pack_block, c = idx % pack_block;
+                                 if (r0 + r < rows_p && c0 + c < cols_p)
+                                   dst[(r0 + r) * ld + c0 + c] = tile(r, c);
+                               });
+          // A team reduction on CUDA (Kokkos 3.4) caps its grid at 32768 blocks and runs the
+          // remaining league ranks on the same blocks, one after another, with no barrier in
+          // between; this loop does the same past league_max. Without this barrier a fast warp
+          // starts filling `tile` for the next block while slower warps still copy this one out
+          // (the transposed packing reads entries other threads wrote), and rare elements of the
+          // packed operand come out wrong.
+          team.team_barrier();
+        }
         Kokkos::single(Kokkos::PerTeam(team), [&]() { count += local; });
-        // A team reduction on CUDA (Kokkos 3.4) caps its grid at 32768 blocks and runs the
-        // remaining league ranks on the same blocks, one after another, with no barrier in
-        // between: without this one, a fast warp starts filling `tile` for the next block while
-        // slower warps still copy this one out (the transposed packing reads entries other
-        // threads wrote), and rare elements of the packed operand come out wrong.
-        team.team_barrier();
       },
       bad);
 }
