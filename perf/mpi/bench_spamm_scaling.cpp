@@ -45,6 +45,14 @@ using exec_t = Kokkos::DefaultExecutionSpace;
 template <class T>
 using matrix = Kokkos::View<T**, Kokkos::LayoutRight, exec_t::memory_space>;
 
+/// A matrix with unset contents: every one here is filled or written whole (products with beta =
+/// 0) before it is read. Kokkos 3.4's zero-filling of a new View did not finish within minutes for
+/// 2^32 elements on an H200 (a 65536 x 65536 block, one process).
+template <class T>
+matrix<T> unset_matrix(const char* label, std::size_t rows, std::size_t cols) {
+  return matrix<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, cols);
+}
+
 const char* const usage =
     "Usage: mpiexec -n P nearsparse_bench_spamm_mpi [options] [--kokkos-num-devices=G]\n"
     "  --n N               matrix size (default 4096)\n"
@@ -121,9 +129,10 @@ template <class In, class Out>
 single_result run_single(const exec_t& exec, int n, nearsparse::spamm::options o, double tau,
                          int repeats) {
   single_result r;
-  matrix<In> a("A", n, n);
+  auto a = unset_matrix<In>("A", n, n);
   nearsparse::spamm::fill_algebraic_decay(exec, a);
-  matrix<Out> c("C", n, n), dense("C_dense", n, n);
+  auto c = unset_matrix<Out>("C", n, n);
+  matrix<Out> dense("C_dense", n, n);  // zero: the host baseline is KokkosBlas::gemm
   o.target_valid_ratio = 0;
   o.tau = tau;
   nearsparse::spamm::plan<exec_t> plan(exec, a, a, o);
@@ -184,9 +193,12 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
   nearsparse::spamm::process_blocks blk;
   auto lay_out = [&](const std::vector<double>& work) {
     blk = nearsparse::spamm::distributed_blocks(MPI_COMM_WORLD, n, n, n, o.tile, d, work);
-    a = matrix<In>("A_block", blk.row_end - blk.row_begin, blk.a_col_end - blk.a_col_begin);
-    b = matrix<In>("B_block", blk.b_row_end - blk.b_row_begin, blk.col_end - blk.col_begin);
-    c = matrix<Out>("C_block", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
+    a = matrix<In>();  // the old blocks go first: at most one set is held
+    b = matrix<In>();
+    c = matrix<Out>();
+    a = unset_matrix<In>("A_block", blk.row_end - blk.row_begin, blk.a_col_end - blk.a_col_begin);
+    b = unset_matrix<In>("B_block", blk.b_row_end - blk.b_row_begin, blk.col_end - blk.col_begin);
+    c = unset_matrix<Out>("C_block", blk.row_end - blk.row_begin, blk.col_end - blk.col_begin);
     nearsparse::spamm::fill_algebraic_decay(exec, a, 0.1, 0.1, blk.row_begin, blk.a_col_begin);
     nearsparse::spamm::fill_algebraic_decay(exec, b, 0.1, 0.1, blk.b_row_begin, blk.col_begin);
   };
