@@ -5,7 +5,8 @@
 //
 // One block of 256 threads (8 warps, 4 x 2) computes a 64 x 64 block of one C tile with the fp64
 // tensor-core MMA (m16n8k16, src/core/cuda/mma_f64.hpp): each warp 16 x 32, as 1 x 4 MMA tiles,
-// few enough registers for 4 blocks (32 warps) per SM, which a product bound by memory needs.
+// within the registers of 3 blocks (24 warps) per SM, so that the copies of C of several blocks
+// are in flight at once.
 // The k dimension goes through shared memory 16 at a time, rows of L and R as [row][k] (zero past
 // m, n and k). The sums then go through shared memory too, so that C is read and written in whole
 // columns, each thread's loads all issued before its stores. The blocks of all tiles of a batch
@@ -14,6 +15,8 @@
 #include "cuda_products.hpp"
 
 #include "../core/cuda/check.hpp"
+
+#include <nearsparse/core/errors.hpp>
 #include "../core/cuda/mma_f64.hpp"
 
 #include <cuda_runtime.h>
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 namespace nearsparse::tlr::detail {
 
@@ -144,21 +148,32 @@ void low_rank_update_batched(const Kokkos::Cuda& exec, const char* function, int
                              double alpha, const double* const* l, int ldl, const double* const* r,
                              int ldr, double beta, double* const* c, int ldc, int count) {
   if (m <= 0 || n <= 0 || count <= 0) return;
-  // Above the 48 KiB a block gets without asking; set once per device.
-  static std::once_flag once[64];
-  const int device = exec.cuda_device();
-  std::call_once(once[device < 0 || device >= 64 ? 0 : device], [&] {
-    nearsparse::detail::cuda::check(
-        cudaFuncSetAttribute(low_rank_update_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(shared_bytes)),
-        function, "cudaFuncSetAttribute(low_rank_update_kernel)");
-  });
+  // Above the 48 KiB a block gets without asking: set once for each device, on exec's device
+  // (the current one).
+  {
+    static std::mutex mutex;
+    static std::set<int> raised;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (raised.insert(exec.cuda_device()).second) {
+      const cudaError_t status =
+          cudaFuncSetAttribute(low_rank_update_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(shared_bytes));
+      if (status != cudaSuccess) raised.erase(exec.cuda_device());
+      nearsparse::detail::cuda::check(status, function,
+                                      "cudaFuncSetAttribute(low_rank_update_kernel)");
+    }
+  }
   update_params p{m, n, k, alpha, beta, l, r, c, ldl, ldr, ldc, 0, 0};
   p.blocks_m = (m + block_rows - 1) / block_rows;
-  p.blocks_per_tile = p.blocks_m * ((n + block_cols - 1) / block_cols);
+  const long long per_tile =
+      static_cast<long long>(p.blocks_m) * ((n + block_cols - 1) / block_cols);
   // One grid holds at most 2^31 - 1 blocks: more tiles than that go in several launches.
-  const int per_launch =
-      static_cast<int>(std::min<long long>(count, 0x7fffffffLL / p.blocks_per_tile));
+  if (per_tile > 0x7fffffffLL)
+    throw nearsparse::unsupported(nearsparse::detail::concat(
+        function, ": a ", m, " x ", n, " tile needs ", per_tile,
+        " thread blocks of the low-rank update, more than one CUDA grid holds"));
+  p.blocks_per_tile = static_cast<int>(per_tile);
+  const int per_launch = static_cast<int>(std::min<long long>(count, 0x7fffffffLL / per_tile));
   for (int first = 0; first < count; first += per_launch) {
     const int tiles = std::min(per_launch, count - first);
     update_params q = p;

@@ -41,8 +41,8 @@ std::size_t cublas_work_doubles(const lld_operands& ops, std::size_t groups, int
 /// C's traffic, which that kernel reads and writes once.
 constexpr int low_rank_update_max_k = 128;
 
-/// Whether low_rank_update_batched runs on exec's device: compute capability 9.0 with its fp64
-/// tensor-core code compiled in (cuda_low_rank_update.cpp). Read once per device.
+/// Whether low_rank_update_batched runs on exec's device: compute capability 9.0 or later with its
+/// fp64 tensor-core code compiled in (cuda_low_rank_update.cpp). Read once per device.
 bool low_rank_update_runs(const Kokkos::Cuda& exec);
 
 /// C_g = beta C_g + alpha L_g R_g^T for g < count, all column-major: L_g m x k (leading dimension

@@ -21,6 +21,11 @@ std::size_t row_extent(const tile_grid& g, std::size_t t) {
 std::size_t col_extent(const tile_grid& g, std::size_t t) {
   return g.tile_col_extent(t / g.tile_rows());
 }
+// A failed check in a loop over tiles: its message is built only then (building it for every
+// tile that passes costs more than a product of small tiles).
+[[noreturn]] void fail(const char* function, const char* argument, const std::string& problem) {
+  nearsparse::detail::throw_invalid_argument(function, argument, problem);
+}
 }  // namespace
 
 void check_product_shapes(const char* function, const operand_shape& a, const operand_shape& b,
@@ -37,12 +42,6 @@ void check_product_shapes(const char* function, const operand_shape& a, const op
   require(c.grid.tile() == a.grid.tile(), function, c.name,
           concat("has tile size ", c.grid.tile(), ", but ", a.name, " has ", a.grid.tile(),
                  " (the tilings must match)"));
-}
-
-// A failed check in a loop over tiles: its message is built only then (building it for every
-// tile that passes costs more than a product of small tiles).
-[[noreturn]] void fail(const char* function, const char* argument, const std::string& problem) {
-  nearsparse::detail::throw_invalid_argument(function, argument, problem);
 }
 
 void check_batch(const char* function, const operand_shape& a, const operand_shape& b,
