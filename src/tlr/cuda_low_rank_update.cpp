@@ -7,17 +7,17 @@
 // tensor-core MMA (m16n8k16, src/core/cuda/mma_f64.hpp): each warp 16 x 32, as 1 x 4 MMA tiles,
 // within the registers of 3 blocks (24 warps) per SM, so that the copies of C of several blocks
 // are in flight at once.
-// The k dimension goes through shared memory 16 at a time, rows of L and R as [row][k] (zero past
-// m, n and k). The sums then go through shared memory too, so that C is read and written in whole
-// columns, each thread's loads all issued before its stores. The blocks of all tiles of a batch
-// form one grid.
+// C's block is copied into shared memory asynchronously (cp.async) at the start, in whole
+// columns, while the k dimension goes through shared memory 16 at a time, rows of L and R as
+// [row][k] (zero past m, n and k). Each lane then updates its sums' places of the copy, and the
+// block writes it back in whole columns. The blocks of all tiles of a batch form one grid.
 
 #include "cuda_products.hpp"
 
 #include "../core/cuda/check.hpp"
+#include "../core/cuda/mma_f64.hpp"
 
 #include <nearsparse/core/errors.hpp>
-#include "../core/cuda/mma_f64.hpp"
 
 #include <cuda_runtime.h>
 
