@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace nt = nearsparse::tlr;
 namespace ref = nearsparse::test::tlr;
@@ -307,17 +308,20 @@ NEARSPARSE_SPACE_TEST_CASE("specialized batched GEMM-LLL agrees with the portabl
     }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("batched GEMM-LLD at ranks past one k slice, with edge tiles and beta 0",
-                           "[tlr]") {
+NEARSPARSE_SPACE_TEST_CASE(
+    "batched GEMM-LLD at ranks past one k slice and at the thin update's limit, with edge tiles "
+    "and beta 0",
+    "[tlr]") {
   TestType exec;
   const std::uint64_t seed = fresh_seed();
   INFO(TestType::name() << ", seed " << seed);
   using dense = Kokkos::View<double**, Kokkos::LayoutLeft, typename TestType::memory_space>;
-  // Tiles of 100 (two 64-row blocks, the second partial) with edge tiles of 70, 90 and 30; the
-  // ranks are held at 37 in A and 21 in B (fewer in the edge tiles), so the products have k = 37,
-  // past two slices of 16 and not a multiple of one, and A's and B's ranks differ. Four tiles of
-  // k let the whole product put 148 columns in one launch, past what the thin-update kernel
-  // takes (cuBLAS then).
+  // Tiles of 100 (two 64-row blocks, the second partial) with edge tiles of 70, 90 and 30, at
+  // fixed ranks (fewer in the edge tiles):
+  // - 37 in A and 21 in B: k = 37, past two slices of 16 and not a multiple of one; four tiles of
+  //   k put 148 columns in one launch, past what the thin-update kernel takes (cuBLAS then);
+  // - 21 in A and 32 in B: w = B's rank, so one product per launch reads B's V factor in place,
+  //   and four put k = 128 in one launch, exactly the thin-update kernel's limit.
   auto fixed = [&](std::size_t m, std::size_t n, int rank, std::uint64_t s) {
     nt::compression_options o;
     o.max_rank = rank;
@@ -325,50 +329,53 @@ NEARSPARSE_SPACE_TEST_CASE("batched GEMM-LLD at ranks past one k slice, with edg
     o.seed = s;
     return nt::compress(exec, dense(ref::to_device(exec, ref::decaying(m, n, 0.9, s))), 100, o);
   };
-  const auto a = fixed(270, 390, 37, seed);
-  const auto b = fixed(390, 230, 21, seed + 1);
-  const ref::matrix ha = to_host(nt::to_dense(exec, a)), hb = to_host(nt::to_dense(exec, b));
-  // Every C tile (3 x 3) once, its inner tile k = (i + j) % 4.
-  std::vector<nt::tile_triple> batch;
-  for (int ct = 0; ct < 9; ++ct) {
-    const int i = ct % 3, j = ct / 3, k = (i + j) % 4;
-    batch.push_back({i + 3 * k, k + 4 * j, ct});
-  }
-  const ref::matrix hc0 = ref::decaying(270, 230, 0.5, seed + 2);
-  for (const double beta : {-0.5, 0.0}) {
-    // beta = 0 must not read C: it starts as NaN there.
-    ref::matrix c_in = hc0;
-    if (beta == 0)
-      for (std::size_t i = 0; i < c_in.rows; ++i)
-        for (std::size_t j = 0; j < c_in.cols; ++j) c_in(i, j) = std::nan("");
-    ref::matrix expected(270, 230);
-    for (const auto& t : batch) {
-      const std::size_t i = t.c % 3, j = t.c / 3, k = t.a / 3;
-      const std::size_t m = std::min<std::size_t>(100, 270 - 100 * i),
-                        n = std::min<std::size_t>(100, 230 - 100 * j),
-                        kk = std::min<std::size_t>(100, 390 - 100 * k);
-      const auto p = reference_gemm(1.3, ref::block(ha, 100 * i, 100 * k, m, kk),
-                                    ref::block(hb, 100 * k, 100 * j, kk, n), beta,
-                                    ref::block(hc0, 100 * i, 100 * j, m, n));
-      for (std::size_t r = 0; r < m; ++r)
-        for (std::size_t q = 0; q < n; ++q) expected(100 * i + r, 100 * j + q) = p(r, q);
+  for (const auto& ranks : {std::pair<int, int>(37, 21), std::pair<int, int>(21, 32)}) {
+    INFO("ranks " << ranks.first << " and " << ranks.second);
+    const auto a = fixed(270, 390, ranks.first, seed);
+    const auto b = fixed(390, 230, ranks.second, seed + 1);
+    const ref::matrix ha = to_host(nt::to_dense(exec, a)), hb = to_host(nt::to_dense(exec, b));
+    // Every C tile (3 x 3) once, its inner tile k = (i + j) % 4.
+    std::vector<nt::tile_triple> batch;
+    for (int ct = 0; ct < 9; ++ct) {
+      const int i = ct % 3, j = ct / 3, k = (i + j) % 4;
+      batch.push_back({i + 3 * k, k + 4 * j, ct});
     }
-    for (const auto kernel :
-         kernels(std::string(TestType::name()) == "Cuda" || ref::host_specialized<TestType>())) {
-      INFO("beta " << beta << ", kernel " << nearsparse::to_string(kernel));
-      auto c = ref::to_device(exec, c_in);
-      nt::gemm_options o;
-      o.implementation = kernel;
-      nt::gemm_lld_batched(exec, 1.3, a, b, beta, c, batch, o);
-      NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c), expected, 1e-13);
-      // The whole product into a dense C, 1, 2 and 4 outer products per launch (k = 37, 74, 148).
-      for (const int per_call : {1, 2, 4}) {
-        INFO("per call " << per_call);
-        auto whole = ref::to_device(exec, c_in);
-        o.outer_products_per_call = per_call;
-        nt::gemm(exec, 1.3, a, b, beta, whole, o);
-        NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(whole), reference_gemm(1.3, ha, hb, beta, hc0),
-                                        1e-13);
+    const ref::matrix hc0 = ref::decaying(270, 230, 0.5, seed + 2);
+    for (const double beta : {-0.5, 0.0}) {
+      // beta = 0 must not read C: it starts as NaN there.
+      ref::matrix c_in = hc0;
+      if (beta == 0)
+        for (std::size_t i = 0; i < c_in.rows; ++i)
+          for (std::size_t j = 0; j < c_in.cols; ++j) c_in(i, j) = std::nan("");
+      ref::matrix expected(270, 230);
+      for (const auto& t : batch) {
+        const std::size_t i = t.c % 3, j = t.c / 3, k = t.a / 3;
+        const std::size_t m = std::min<std::size_t>(100, 270 - 100 * i),
+                          n = std::min<std::size_t>(100, 230 - 100 * j),
+                          kk = std::min<std::size_t>(100, 390 - 100 * k);
+        const auto p = reference_gemm(1.3, ref::block(ha, 100 * i, 100 * k, m, kk),
+                                      ref::block(hb, 100 * k, 100 * j, kk, n), beta,
+                                      ref::block(hc0, 100 * i, 100 * j, m, n));
+        for (std::size_t r = 0; r < m; ++r)
+          for (std::size_t q = 0; q < n; ++q) expected(100 * i + r, 100 * j + q) = p(r, q);
+      }
+      for (const auto kernel :
+           kernels(std::string(TestType::name()) == "Cuda" || ref::host_specialized<TestType>())) {
+        INFO("beta " << beta << ", kernel " << nearsparse::to_string(kernel));
+        auto c = ref::to_device(exec, c_in);
+        nt::gemm_options o;
+        o.implementation = kernel;
+        nt::gemm_lld_batched(exec, 1.3, a, b, beta, c, batch, o);
+        NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(c), expected, 1e-13);
+        // The whole product into a dense C, 1, 2 and 4 outer products per launch.
+        for (const int per_call : {1, 2, 4}) {
+          INFO("per call " << per_call);
+          auto whole = ref::to_device(exec, c_in);
+          o.outer_products_per_call = per_call;
+          nt::gemm(exec, 1.3, a, b, beta, whole, o);
+          NEARSPARSE_CHECK_RELATIVE_ERROR(to_host(whole), reference_gemm(1.3, ha, hb, beta, hc0),
+                                          1e-13);
+        }
       }
     }
   }
