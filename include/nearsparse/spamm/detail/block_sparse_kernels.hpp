@@ -51,6 +51,19 @@ Kokkos::View<T*, MemorySpace> bs_alloc_raw(const ExecSpace& exec, const char* la
       Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n);
 }
 
+/// New column indices, norms and values (contents unset) for `count` tiles of m's tile size.
+template <class ExecSpace, class Scalar, class MemorySpace>
+void allocate_tiles(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m,
+                    std::int64_t count) {
+  const std::size_t tt = std::size_t(m.tile) * std::size_t(m.tile);
+  m.cols_idx = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
+                                              std::size_t(count));
+  m.norms = bs_alloc_raw<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms",
+                                              std::size_t(count));
+  m.values = bs_alloc_raw<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values",
+                                               std::size_t(count) * tt);
+}
+
 /// v(i) on the host (waits for exec).
 template <class ExecSpace, class View>
 typename View::non_const_value_type read_back(const ExecSpace& exec, const View& v, std::size_t i) {
@@ -279,9 +292,7 @@ std::int64_t from_dense_impl(const ExecSpace& exec, const AView& a, double toler
   m.row_map = bs_alloc<std::int64_t, MemorySpace>(exec, "nearsparse::spamm::block_sparse::row_map",
                                                   std::size_t(mt) + 1);
   if (all == 0) {
-    m.cols_idx = bs_alloc<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols", 0);
-    m.norms = bs_alloc<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms", 0);
-    m.values = bs_alloc<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values", 0);
+    allocate_tiles(exec, m, 0);
     m.dropped_norm = 0.0;
     return 0;
   }
@@ -335,15 +346,10 @@ std::int64_t from_dense_impl(const ExecSpace& exec, const AView& a, double toler
       },
       dropped_sq);
   m.dropped_norm = std::sqrt(dropped_sq);
-  auto cols_idx = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
-                                                 std::size_t(kept));
-  auto norms = bs_alloc_raw<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms",
-                                                 std::size_t(kept));
-  auto values = bs_alloc_raw<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values",
-                                                  std::size_t(kept) * std::size_t(tt));
-  m.cols_idx = cols_idx;
-  m.norms = norms;
-  m.values = values;
+  allocate_tiles(exec, m, kept);
+  const auto cols_idx = m.cols_idx;
+  const auto norms = m.norms;
+  const auto values = m.values;
   if (kept == 0) return 0;
   Kokkos::parallel_for(
       "nearsparse::spamm::block_sparse::from_dense_values", team_policy(exec, all, Kokkos::AUTO),
@@ -445,9 +451,7 @@ std::int64_t from_crs_impl(const ExecSpace& exec, const RowMap& crs_row_map, con
                                                   std::size_t(mt) + 1);
   m.dropped_norm = 0.0;
   if (mt == 0 || nt == 0) {
-    m.cols_idx = bs_alloc<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols", 0);
-    m.norms = bs_alloc<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms", 0);
-    m.values = bs_alloc<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values", 0);
+    allocate_tiles(exec, m, 0);
     return 0;
   }
   const std::size_t bytes = bits_view::shmem_size(words);
@@ -675,10 +679,7 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
   auto d_row_map = bs_alloc<std::int64_t, MemorySpace>(
       exec, "nearsparse::spamm::block_sparse::dropped_row_map", std::size_t(mt) + 1);
   if (mt == 0 || nt == 0) {
-    c_new.cols_idx = bs_alloc<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols", 0);
-    c_new.norms = bs_alloc<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms", 0);
-    c_new.values =
-        bs_alloc<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values", 0);
+    allocate_tiles(exec, c_new, 0);
     return out;
   }
   product_row_marker<Scalar, MemorySpace> marker;
