@@ -265,10 +265,9 @@ double copy_bandwidth(const Exec& exec) {
 template <class Host>
 void bench_host(benchmark::State& state, const diag_case& c) {
   using mem = typename Host::memory_space;
-  // Each case starts without what earlier cases left in the allocation cache. To make room the
-  // cache frees only unreferenced Views of the type it allocates, so leftovers of another type
-  // (the CDM cases' two-dimensional values) would keep this case's C out of the cache, and every
-  // whole call would fault in fresh pages, which a loop of this product alone never does.
+  // Each case starts without what earlier cases left in the allocation cache, so its figures do
+  // not depend on which cases ran before it (the cache evicts the least recently used Views to
+  // make room, but a case should not pay for, or profit from, another case's leftovers).
   nearsparse::release_cached_device_memory();
   const Host exec;
   const whole_product<Host> ours(exec, c);

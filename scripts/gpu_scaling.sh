@@ -36,7 +36,6 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 export KOKKOS_NUM_DEVICES=$(nvidia-smi -L | wc -l)
 csv=$out/spamm_scaling.csv
-[[ -f $csv ]] || echo "procs,grid_rows,grid_cols,n,precision,valid_ratio,tau,build_ms,first_ms,multiply_ms,single_ms,dense_ms,received_MB,transport,ok,update_b_ms,resend_ms,whole_ms,update_a_ms" >"$csv"
 for n in $sizes; do
   for p in $precisions; do
     for np in $procs; do

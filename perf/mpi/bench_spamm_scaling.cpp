@@ -68,7 +68,8 @@ const char* const usage =
     "  --transport T       automatic, host_staging or nccl (default automatic)\n"
     "  --repeats R         timed products per figure (default 10)\n"
     "  --no-single         skip the single-GPU plan and the dense product on rank 0\n"
-    "  --csv FILE          append one line per ratio (default: none)\n"
+    "  --csv FILE          append one line per ratio, after a header line when FILE is new\n"
+    "                      (default: none)\n"
     "  --help              this text\n";
 
 std::vector<double> parse_list(const std::string& text) {
@@ -254,7 +255,7 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
     // New A, then new B (the same values): packing, norms and the kept count, each a median;
     // then a product that sends every panel again, now on warm communicators.
     const double t_update_a = median_of(exec, repeats, [&] { plan->update_a(exec, a); });
-    const double t_update = median_of(exec, repeats, [&] { plan->update_b(exec, b); });
+    const double t_update_b = median_of(exec, repeats, [&] { plan->update_b(exec, b); });
     const double t_resend = timed(exec, product);
     // What an iteration pays: new A and B (the same values), packed and normed in place, then a
     // product that sends every panel again. The product after update_b alone less the reused
@@ -290,7 +291,7 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
           "%8.2f %9.1f %6s\n",
           size, plan->process_rows(), plan->process_cols(), n,
           nearsparse::spamm::to_string(o.precision), plan->valid_ratio(), plan->tau(),
-          1e3 * t_build, 1e3 * t_first, 1e3 * t_update_a, 1e3 * t_update, 1e3 * t_resend,
+          1e3 * t_build, 1e3 * t_first, 1e3 * t_update_a, 1e3 * t_update_b, 1e3 * t_resend,
           1e3 * t_whole, 1e3 * t_mult, 1e3 * s.t_single, 1e3 * s.t_dense,
           single ? s.t_single / t_mult : 0.0, single ? s.t_dense / t_mult : 0.0, recv_max / 1e6,
           single ? (ok ? "OK" : "FAILED") : "-");
@@ -299,13 +300,20 @@ int run_case(nearsparse::app::arguments& args, int rank, int size) {
                     nearsparse::to_string(plan->transport()), s.dense_error);
       if (!csv.empty()) {
         if (FILE* f = std::fopen(csv.c_str(), "a")) {
+          std::fseek(f, 0, SEEK_END);
+          if (std::ftell(f) == 0)  // a new file: its columns first
+            std::fputs(
+                "procs,grid_rows,grid_cols,n,precision,valid_ratio,tau,build_ms,first_ms,"
+                "multiply_ms,single_ms,dense_ms,received_MB,transport,ok,update_b_ms,resend_ms,"
+                "whole_ms,update_a_ms\n",
+                f);
           std::fprintf(
               f,
               "%d,%d,%d,%d,%s,%.6f,%.6g,%.6f,%.6f,%.6f,%.6f,%.6f,%.1f,%s,%d,%.6f,%.6f,%.6f,%.6f\n",
               size, plan->process_rows(), plan->process_cols(), n,
               nearsparse::spamm::to_string(o.precision), plan->valid_ratio(), plan->tau(),
               1e3 * t_build, 1e3 * t_first, 1e3 * t_mult, 1e3 * s.t_single, 1e3 * s.t_dense,
-              recv_max / 1e6, nearsparse::to_string(plan->transport()), int(ok), 1e3 * t_update,
+              recv_max / 1e6, nearsparse::to_string(plan->transport()), int(ok), 1e3 * t_update_b,
               1e3 * t_resend, 1e3 * t_whole, 1e3 * t_update_a);
           std::fclose(f);
         }

@@ -76,17 +76,17 @@ void fill_random(const ExecSpace& exec, const View& view, std::uint64_t seed, do
   if constexpr (View::rank == 1) {
     Kokkos::parallel_for(
         "nearsparse::core::fill_random", policy(exec, 0, static_cast<std::int64_t>(view.extent(0))),
-        KOKKOS_LAMBDA(const std::size_t i) {
-          view(i) = detail::random_value<value_type>(seed, i, lo, hi);
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          view(i) = detail::random_value<value_type>(seed, std::uint64_t(i), lo, hi);
         });
   } else {
     const std::size_t cols = view.extent(1);
     Kokkos::parallel_for(
         "nearsparse::core::fill_random",
         policy(exec, 0, static_cast<std::int64_t>(view.extent(0) * cols)),
-        KOKKOS_LAMBDA(const std::size_t k) {
-          const std::size_t i = k / cols, j = k % cols;
-          view(i, j) = detail::random_value<value_type>(seed, k, lo, hi);
+        KOKKOS_LAMBDA(const std::int64_t k) {
+          const std::size_t i = std::size_t(k) / cols, j = std::size_t(k) % cols;
+          view(i, j) = detail::random_value<value_type>(seed, std::uint64_t(k), lo, hi);
         });
   }
 }
