@@ -145,10 +145,10 @@ block_sparse_add_report add(const ExecSpace& exec,
       detail::add_impl(exec, Scalar(alpha), a.parts(), Scalar(beta), b.parts(),
                        options.drop_tolerance, options.rule == drop_rule::relative, result);
   exec.fence();
-  require(counts.non_finite == 0, fn, "alpha",
-          nearsparse::detail::concat("* A + beta * B (", detail::describe(a),
-                                     ") gives non-finite values in ", counts.non_finite,
-                                     " tiles of C (overflow)"));
+  require(counts.non_finite == 0, fn, "C",
+          nearsparse::detail::concat("= alpha * A + beta * B (A: ", detail::describe(a),
+                                     "; B: ", detail::describe(b), ") has non-finite values in ",
+                                     counts.non_finite, " tiles (overflow)"));
   const double removed = std::sqrt(counts.dropped_sq);
   result.dropped_norm = removed +
                         (alpha != Scalar(0) ? std::abs(double(alpha)) * a.dropped_norm() : 0.0) +

@@ -15,22 +15,24 @@
 // matrix, no drop), and then
 //   X <- X2          when |tr(X2) - occupied| <= |2 tr(X) - tr(X2) - occupied|,
 //   X <- 2X - X2     otherwise (add, with the same relative drop rule),
-// both of which map [0, 1] into itself and push the eigenvalues toward 0 or 1, the trace toward
-// `occupied`. The iteration stops when residual / max(1, sqrt(occupied)) <=
-// options.idempotency_tolerance (converged; ||D||_F = sqrt(occupied)), when the residual
-// stagnates (once below 0.1 sqrt(occupied), it grew against the step two before, the rounding
-// floor, or it is at most what the step's product filtering changed, error_bound plus
-// dropped_norm, the filtering floor; stagnated, not converged), or after
-// options.max_iterations steps (not converged). The number of steps grows as log2(1 / g) for a
-// relative gap g = gap / (e_max - e_min), about 2 log2(1 / g) + 10.
-// occupied == 0 and occupied == N give D = 0 and D = I exactly, without steps. When e_max ==
-// e_min (H = c I, a single point spectrum) no split is possible for 0 < occupied < N: refused.
+// both of which map [0, 1] into itself: X^2 moves every eigenvalue toward 0, 2X - X^2 toward
+// 1, and the choice steers the trace toward `occupied`, so that the eigenvalues split into
+// those tending to 1 and those tending to 0. The iteration stops when residual /
+// max(1, sqrt(occupied)) <= options.idempotency_tolerance (converged; ||D||_F = sqrt(occupied)),
+// when the residual stagnates (stagnated, not converged: once below 0.09, so every eigenvalue
+// lies within 0.1 of 0 or 1, it did not fall against the step two before across two steps of
+// different branches, the rounding floor; or on two steps in a row it was at most what the
+// step's product filtering changed, error_bound plus dropped_norm, the filtering floor), or
+// after options.max_iterations steps (not converged). The number of steps grows as log2(1 / g) for
+// a relative gap g = gap / (e_max - e_min), about 2 log2(1 / g) + 10. occupied == 0 and occupied ==
+// N give D = 0 and D = I exactly, without steps. When e_max == e_min (H = c I, a single point
+// spectrum) no split is possible for 0 < occupied < N: refused.
 //
 // Error. With tau = 0 and drop_tolerance = 0 the steps are exact up to rounding, and at
 // convergence ||D - P||_F <= 3 ||X2 - X||_F of the last step (the last step moves an eigenvalue
 // lambda by at most lambda (1 - lambda), and lambda lies within 2 lambda (1 - lambda) of 0 or 1),
 // P the projector of the iterate onto its eigenvalues above 1/2, which is the exact density
-// matrix as long as no eigenvalue crossed 1/2 (the gap is larger than the errors). Rounding adds
+// matrix as long as P's rank is `occupied` (the gap is larger than the errors). Rounding adds
 // about u sqrt(N) / g (u the unit roundoff of Scalar). With tau > 0 or drop_tolerance > 0 each
 // step adds an error of at most report.steps[k].error_bound (the products dropped by tau) plus
 // its dropped_norm (the tiles the drop rule removed); the report sums them
@@ -38,7 +40,8 @@
 // the rotation of the occupied subspace they cause, at most about sqrt(2) E / g for an error E
 // (Davis-Kahan): ||D - D_exact||_F <~ 3 residual + sqrt(2) (error_bound_sum + dropped_norm_sum)
 // / g, to first order. The report does not know g; the model generators give it in closed form
-// (spamm::dimerized_chain_gap, cubic_lattice_gap).
+// (spamm::dimerized_chain_gap, cubic_lattice_gap). D.dropped_norm() is set to error_bound_sum +
+// dropped_norm_sum.
 //
 // Complexity and memory. A step costs one block-sparse multiply (O(kept products * tile^3)) and
 // two adds (O(tiles * tile^2)); memory is that of four block-sparse matrices (X, X2, the
@@ -218,6 +221,7 @@ block_sparse_sp2_report sp2(const ExecSpace& exec, const block_sparse_matrix<Sca
   matrix x2(exec, n, n, h.tile());
   matrix diff;
   double history[2] = {-1.0, -1.0};  // residuals of the two steps before
+  bool filtered_before = false;      // the step before lay within its filtering
   for (int k = 0; k < options.max_iterations; ++k) {
     const block_sparse_report product = multiply(exec, Scalar(1), x, x, Scalar(0), x2, mopt);
     const double tr_x2 = trace(exec, x2);
@@ -238,7 +242,7 @@ block_sparse_sp2_report sp2(const ExecSpace& exec, const block_sparse_matrix<Sca
       const block_sparse_add_report r = add(exec, Scalar(2), x, Scalar(-1), x2, x, aopt);
       step.dropped_norm += r.dropped_norm;
     }
-    tr_x = trace(exec, x);
+    tr_x = step.square ? tr_x2 : trace(exec, x);
     step.trace = tr_x;
     step.tiles = x.kept_tiles();
     report.error_bound_sum += step.error_bound;
@@ -250,20 +254,34 @@ block_sparse_sp2_report sp2(const ExecSpace& exec, const block_sparse_matrix<Sca
       report.converged = true;
       break;
     }
-    // Stagnation, once in the quadratic regime: the residual grew against two steps before, or
-    // it lies within what the step's product filtering changed (error bound plus dropped
-    // norm), below which further steps cannot bring it.
+    // Stagnation, checked only in the quadratic regime: residual < 0.09 puts every eigenvalue
+    // within 0.1 of 0 or 1 (lambda (1 - lambda) <= ||X^2 - X||_2 <= residual). There, two steps
+    // of different branches square every eigenvalue's distance to 0 or 1 (times 4), so the
+    // residual must fall against two steps before; where it does not, rounding or the product
+    // filtering hold it (Kruchinina, Rudberg, Rubensson, JCTC 12, 5788 (2016)). Steps of the
+    // same branch may raise it legitimately (the side the branch moves away from), and so may
+    // the middle of the iteration, where eigenvalues near the split still drift. Also stagnated:
+    // two steps in a row whose residual lies within what their product filtering changed (error
+    // bound plus dropped norm), below which further steps cannot bring it.
     const double filtered = product.error_bound + product.dropped_norm;
-    if (residual < 0.1 * norm_d &&
-        ((history[0] >= 0 && residual >= history[0]) || (filtered > 0 && residual <= filtered))) {
+    const bool alternated = k >= 1 && report.steps[std::size_t(k) - 1].square != step.square;
+    const bool within_filtering = filtered > 0 && residual <= filtered;
+    if (residual < 0.09 && ((alternated && history[0] >= 0 && residual >= history[0]) ||
+                            (within_filtering && filtered_before))) {
       report.stagnated = true;
       break;
     }
+    filtered_before = within_filtering;
     history[0] = history[1];
     history[1] = residual;
   }
   report.trace = tr_x;
-  d.assign(x.parts(), fn, "D");
+  // D's dropped norm: what the steps' filtering left out, summed (report.error_bound_sum +
+  // dropped_norm_sum), as the iteration's own account; the error it causes in D is that
+  // amplified by up to about sqrt(2) / g (see the top of this header).
+  auto parts = x.parts();
+  parts.dropped_norm = report.error_bound_sum + report.dropped_norm_sum;
+  d.assign(parts, fn, "D");
   exec.fence();
   return report;
 }
