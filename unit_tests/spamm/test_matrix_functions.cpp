@@ -3,6 +3,7 @@
 // V diag(l^(-1/2)) V^T, sign against V sign(l) V^T. Each result must meet its target; the model
 // matrices' gaps and bounds are checked against the eigenvalues too.
 #include "support/host_reference.hpp"
+#include "support/seeds.hpp"
 #include "support/space_test_case.hpp"
 
 #include <nearsparse/core/detail/host_blas.hpp>
@@ -16,8 +17,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace spamm = nearsparse::spamm;
@@ -238,6 +241,58 @@ NEARSPARSE_SPACE_TEST_CASE("sp2 purification gives the spectral projector to the
       CHECK(report.steps.back().trace == Approx(occupied).epsilon(c.target));
     }
   }
+}
+
+NEARSPARSE_SPACE_TEST_CASE("sp2 converges at small gaps and far from half filling",
+                           "[spamm][functions][sp2]") {
+  // A diagonal H with random eigenvalues in [-1, 1] and a gap of 2g (g of the spectrum's width)
+  // after the occupied-th: at small gaps and low or high filling the residual rises over two
+  // steps in the middle of the iteration, which must not be taken for stagnation. The exact
+  // density matrix is the diagonal with ones at the occupied eigenvalues.
+  using exec_space = TestType;
+  const exec_space exec;
+  const int n = 200;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  for (const int occupied : {6, 100, 194})
+    for (const double g : {1e-2, 3e-3}) {
+      INFO(exec_space::name() << ", occupied " << occupied << ", relative gap " << g << ", seed "
+                              << seed);
+      std::mt19937_64 gen(seed + std::uint64_t(occupied));
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      const double mu = -1 + 2.0 * occupied / n;
+      std::vector<double> e(n);
+      for (int i = 0; i < n; ++i) {
+        const bool occ = i < occupied;
+        const double lo = occ ? -1.0 : mu + g, hi = occ ? mu - g : 1.0;
+        e[std::size_t(i)] = lo + (hi - lo) * u(gen);
+      }
+      e[0] = -1.0;
+      e[std::size_t(occupied) - 1] = mu - g;
+      e[std::size_t(occupied)] = mu + g;
+      e[std::size_t(n) - 1] = 1.0;
+      std::shuffle(e.begin(), e.end(), gen);
+      matrix<exec_space> h("h", n, n), d("d", n, n);
+      auto hh = Kokkos::create_mirror_view(h);
+      std::vector<double> reference(std::size_t(n) * n, 0.0);
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) hh(i, j) = 0.0;
+        hh(i, i) = e[std::size_t(i)];
+        reference[std::size_t(i) * n + i] = e[std::size_t(i)] <= mu - g ? 1.0 : 0.0;
+      }
+      Kokkos::deep_copy(exec, h, hh);
+      spamm::function_options opt;
+      opt.precision = spamm::precision::fp64;
+      opt.tile = 32;
+      opt.target_error = 1e-6;
+      opt.gap = 2 * g;
+      const auto report = spamm::sp2(exec, h, occupied, d, opt);
+      const double error = relative_error(host_copy(d), reference);
+      INFO("iterations " << report.iterations << ", residual " << report.residual << ", error "
+                         << error);
+      CHECK(report.converged);
+      CHECK_FALSE(report.stagnated);
+      CHECK(error <= opt.target_error);
+    }
 }
 
 NEARSPARSE_SPACE_TEST_CASE("sp2 with a float result and a loose target drops tile products",

@@ -44,7 +44,9 @@
 //   inverse_sqrt  ||I - Z Y||_F / 2 (Z = Z* (I + E), Z Y = I + 2E to first order),
 //   sign          ||X^2 - I||_F / sqrt(N) (|lambda - sign(lambda)| <= |lambda^2 - 1|),
 // or when the residual stagnates (it grew against two steps before, once below a tenth of
-// ||f||_F: Kruchinina, Rudberg, Rubensson, JCTC 12, 5788 (2016)).
+// ||f||_F: Kruchinina, Rudberg, Rubensson, JCTC 12, 5788 (2016); for sp2 once below 0.09, so
+// that every eigenvalue lies within 0.1 of 0 or 1, and across two steps of different branches,
+// since a branch taken twice may raise the residual legitimately).
 //
 // The report's error_estimate sums the amplified bounds of the dropped products, the residual
 // term, and the rounding of the inputs u (unit_roundoff, or float's where the result is float):
