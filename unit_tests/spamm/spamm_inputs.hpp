@@ -6,7 +6,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <random>
+#include <vector>
 
 namespace nearsparse::test::spamm {
 
@@ -28,6 +32,35 @@ matrix<Exec> decaying_random(const Exec& exec, std::size_t rows, std::size_t col
       });
   exec.fence();
   return a;
+}
+
+/// n eigenvalues in [-1, 1], shuffled: `occupied` of them in [-1, mu - g], the others in
+/// [mu + g, 1], mu = -1 + 2 occupied / n, with both ends and both edges of the gap present. The
+/// gap 2g is g of the spectrum's width. 0 < occupied < n.
+struct split_spectrum {
+  std::vector<double> values;
+  double mu = 0;
+  /// Whether eigenvalue i is occupied.
+  bool occupied(std::size_t i) const { return values[i] < mu; }
+};
+
+inline split_spectrum split_spectrum_of(int n, int occupied, double g, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  split_spectrum s;
+  s.mu = -1 + 2.0 * occupied / n;
+  s.values.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) {
+    const bool occ = i < occupied;
+    const double lo = occ ? -1.0 : s.mu + g, hi = occ ? s.mu - g : 1.0;
+    s.values[std::size_t(i)] = lo + (hi - lo) * u(gen);
+  }
+  s.values[0] = -1.0;
+  s.values[std::size_t(occupied) - 1] = s.mu - g;
+  s.values[std::size_t(occupied)] = s.mu + g;
+  s.values[std::size_t(n) - 1] = 1.0;
+  std::shuffle(s.values.begin(), s.values.end(), gen);
+  return s;
 }
 
 }  // namespace nearsparse::test::spamm

@@ -1,6 +1,7 @@
 // Block-sparse SpAMM (spamm/block_sparse.hpp): conversions from and to dense Views and CRS
 // matrices, the drop rule, and C = alpha * A * B + beta * C with norm-product filtering, checked
 // against independent host references in double precision.
+#include "block_sparse_support.hpp"
 #include "io/io_support.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
@@ -27,7 +28,11 @@
 #include <vector>
 
 namespace spamm = nearsparse::spamm;
+using nearsparse::test::dense_of;
+using nearsparse::test::diff_norm;
 using nearsparse::test::host_matrix;
+using nearsparse::test::tile_norms;
+using nearsparse::test::to_device;
 
 namespace {
 
@@ -41,42 +46,6 @@ host_matrix<double> decaying(std::size_t rows, std::size_t cols, std::uint64_t s
     for (std::size_t j = 0; j < cols; ++j)
       m(i, j) = std::exp(-std::abs(double(i) - double(j)) / decay) * u(gen);
   return m;
-}
-
-template <class Exec, class T = double, class Layout = Kokkos::LayoutRight>
-Kokkos::View<T**, Layout, typename Exec::memory_space> to_device(const Exec& exec,
-                                                                 const host_matrix<double>& h) {
-  Kokkos::View<T**, Layout, typename Exec::memory_space> d("d", h.rows, h.cols);
-  auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.rows; ++i)
-    for (std::size_t j = 0; j < h.cols; ++j) m(i, j) = static_cast<T>(h(i, j));
-  Kokkos::deep_copy(exec, d, m);
-  exec.fence();
-  return d;
-}
-
-template <class Exec, class Scalar>
-host_matrix<double> dense_of(const Exec& exec, const spamm::block_sparse_matrix<Scalar, Exec>& m) {
-  Kokkos::View<double**, Kokkos::LayoutLeft, typename Exec::memory_space> d("dense", m.rows(),
-                                                                            m.cols());
-  spamm::to_dense(exec, m, d);
-  return nearsparse::test::to_host(d);
-}
-
-/// Frobenius norms of the tiles of h, tr x tc.
-host_matrix<double> tile_norms(const host_matrix<double>& h, int tile) {
-  host_matrix<double> out((h.rows + tile - 1) / tile, (h.cols + tile - 1) / tile);
-  for (std::size_t i = 0; i < h.rows; ++i)
-    for (std::size_t j = 0; j < h.cols; ++j) out(i / tile, j / tile) += h(i, j) * h(i, j);
-  for (double& x : out.data) x = std::sqrt(x);
-  return out;
-}
-
-double diff_norm(const host_matrix<double>& x, const host_matrix<double>& y) {
-  double s = 0;
-  for (std::size_t e = 0; e < x.data.size(); ++e)
-    s += (x.data[e] - y.data[e]) * (x.data[e] - y.data[e]);
-  return std::sqrt(s);
 }
 
 struct kept_reference {

@@ -2,6 +2,8 @@
 // gershgorin_bounds) against host computations on the dense form in double, and block-sparse
 // SP2 (spamm/block_sparse_functions.hpp) against the density matrix of a LAPACK
 // eigendecomposition on the host.
+#include "block_sparse_support.hpp"
+#include "spamm_inputs.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
 #include "support/space_test_case.hpp"
@@ -26,7 +28,11 @@
 
 namespace spamm = nearsparse::spamm;
 namespace host_blas = nearsparse::detail::host_blas;
+using nearsparse::test::dense_of;
+using nearsparse::test::diff_norm;
 using nearsparse::test::host_matrix;
+using nearsparse::test::tile_norms;
+using nearsparse::test::to_device;
 
 namespace {
 
@@ -46,18 +52,6 @@ host_matrix<double> random_tiles(std::size_t rows, std::size_t cols, int tile, d
   return m;
 }
 
-template <class Exec, class T>
-Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space> to_device(
-    const Exec& exec, const host_matrix<double>& h) {
-  Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space> d("d", h.rows, h.cols);
-  auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.rows; ++i)
-    for (std::size_t j = 0; j < h.cols; ++j) m(i, j) = static_cast<T>(h(i, j));
-  Kokkos::deep_copy(exec, d, m);
-  exec.fence();
-  return d;
-}
-
 template <class T, class Exec>
 spamm::block_sparse_matrix<T, Exec> to_block_sparse(const Exec& exec, const host_matrix<double>& h,
                                                     int tile, double drop = 0.0) {
@@ -67,34 +61,10 @@ spamm::block_sparse_matrix<T, Exec> to_block_sparse(const Exec& exec, const host
   return spamm::from_dense<T>(exec, to_device<Exec, T>(exec, h), opt);
 }
 
-template <class Exec, class Scalar>
-host_matrix<double> dense_of(const Exec& exec, const spamm::block_sparse_matrix<Scalar, Exec>& m) {
-  Kokkos::View<double**, Kokkos::LayoutLeft, typename Exec::memory_space> d("dense", m.rows(),
-                                                                            m.cols());
-  spamm::to_dense(exec, m, d);
-  return nearsparse::test::to_host(d);
-}
-
 double norm(const host_matrix<double>& x) {
   double s = 0;
   for (double v : x.data) s += v * v;
   return std::sqrt(s);
-}
-
-double diff_norm(const host_matrix<double>& x, const host_matrix<double>& y) {
-  double s = 0;
-  for (std::size_t e = 0; e < x.data.size(); ++e)
-    s += (x.data[e] - y.data[e]) * (x.data[e] - y.data[e]);
-  return std::sqrt(s);
-}
-
-/// Frobenius norms of the tiles of h.
-host_matrix<double> tile_norms(const host_matrix<double>& h, int tile) {
-  host_matrix<double> out((h.rows + tile - 1) / tile, (h.cols + tile - 1) / tile);
-  for (std::size_t i = 0; i < h.rows; ++i)
-    for (std::size_t j = 0; j < h.cols; ++j) out(i / tile, j / tile) += h(i, j) * h(i, j);
-  for (double& x : out.data) x = std::sqrt(x);
-  return out;
 }
 
 /// The dense form of a block-sparse matrix of rows x cols read as the product of the stored
@@ -564,26 +534,12 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse sp2 converges at small gaps and low fil
     for (const double g : {1e-2, 3e-3}) {
       INFO(exec_space::name() << ", occupied " << occupied << ", relative gap " << g << ", seed "
                               << seed);
-      std::mt19937_64 gen(seed + std::uint64_t(occupied));
-      std::uniform_real_distribution<double> u(0.0, 1.0);
-      // Spectrum [-1, 1]: the occupied eigenvalues in [-1, mu - g], the others in [mu + g, 1]
-      // (width 2, so the gap 2g is g of the width), both ends and the gap's edges present.
-      const double mu = -1 + 2.0 * occupied / n;
-      std::vector<double> e(n);
-      for (int i = 0; i < n; ++i) {
-        const bool occ = i < occupied;
-        const double lo = occ ? -1.0 : mu + g, hi = occ ? mu - g : 1.0;
-        e[std::size_t(i)] = lo + (hi - lo) * u(gen);
-      }
-      e[0] = -1.0;
-      e[std::size_t(occupied) - 1] = mu - g;
-      e[std::size_t(occupied)] = mu + g;
-      e[std::size_t(n) - 1] = 1.0;
-      std::shuffle(e.begin(), e.end(), gen);
+      const auto e = nearsparse::test::spamm::split_spectrum_of(n, occupied, g,
+                                                                seed + std::uint64_t(occupied));
       host_matrix<double> h(n, n), d_ref(n, n);
       for (int i = 0; i < n; ++i) {
-        h(i, i) = e[std::size_t(i)];
-        d_ref(i, i) = e[std::size_t(i)] <= mu - g ? 1.0 : 0.0;
+        h(i, i) = e.values[std::size_t(i)];
+        d_ref(i, i) = e.occupied(std::size_t(i)) ? 1.0 : 0.0;
       }
       const auto hs = to_block_sparse<double>(exec, h, tile);
       spamm::block_sparse_matrix<double, exec_space> d(exec, n, n, tile);

@@ -2,6 +2,7 @@
 // eigendecomposition in double on the host: D against the spectral projector, S^(-1/2) against
 // V diag(l^(-1/2)) V^T, sign against V sign(l) V^T. Each result must meet its target; the model
 // matrices' gaps and bounds are checked against the eigenvalues too.
+#include "spamm_inputs.hpp"
 #include "support/host_reference.hpp"
 #include "support/seeds.hpp"
 #include "support/space_test_case.hpp"
@@ -257,27 +258,15 @@ NEARSPARSE_SPACE_TEST_CASE("sp2 converges at small gaps and far from half fillin
     for (const double g : {1e-2, 3e-3}) {
       INFO(exec_space::name() << ", occupied " << occupied << ", relative gap " << g << ", seed "
                               << seed);
-      std::mt19937_64 gen(seed + std::uint64_t(occupied));
-      std::uniform_real_distribution<double> u(0.0, 1.0);
-      const double mu = -1 + 2.0 * occupied / n;
-      std::vector<double> e(n);
-      for (int i = 0; i < n; ++i) {
-        const bool occ = i < occupied;
-        const double lo = occ ? -1.0 : mu + g, hi = occ ? mu - g : 1.0;
-        e[std::size_t(i)] = lo + (hi - lo) * u(gen);
-      }
-      e[0] = -1.0;
-      e[std::size_t(occupied) - 1] = mu - g;
-      e[std::size_t(occupied)] = mu + g;
-      e[std::size_t(n) - 1] = 1.0;
-      std::shuffle(e.begin(), e.end(), gen);
+      const auto e = nearsparse::test::spamm::split_spectrum_of(n, occupied, g,
+                                                                seed + std::uint64_t(occupied));
       matrix<exec_space> h("h", n, n), d("d", n, n);
       auto hh = Kokkos::create_mirror_view(h);
       std::vector<double> reference(std::size_t(n) * n, 0.0);
       for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) hh(i, j) = 0.0;
-        hh(i, i) = e[std::size_t(i)];
-        reference[std::size_t(i) * n + i] = e[std::size_t(i)] <= mu - g ? 1.0 : 0.0;
+        hh(i, i) = e.values[std::size_t(i)];
+        reference[std::size_t(i) * n + i] = e.occupied(std::size_t(i)) ? 1.0 : 0.0;
       }
       Kokkos::deep_copy(exec, h, hh);
       spamm::function_options opt;
