@@ -5,6 +5,7 @@
 // (a failed check or a missed target is an exit status of 1). --csv and --svg write the steps.
 #include "backend_dispatch.hpp"
 #include "commands.hpp"
+#include "dense_reference.hpp"
 #include "svg_chart.hpp"
 #include "timing.hpp"
 
@@ -30,10 +31,8 @@ namespace {
 
 namespace host_blas = nearsparse::detail::host_blas;
 
-enum class function_kind { sp2, invsqrt, sign };
-
 struct function_settings {
-  function_kind kind;
+  matrix_function kind;
   const char* name;
   long n;
   std::string model;
@@ -43,37 +42,6 @@ struct function_settings {
   std::string csv, svg;
   long check_max;
 };
-
-/// f(A) = V diag(f(l)) V^T on the host from LAPACK's syevd; row-major (symmetric).
-std::vector<double> dense_function(std::vector<double> a, int n,
-                                   const std::function<double(double, int)>& f) {
-  std::vector<double> w(n);
-  double work_size = 0;
-  int iwork_size = 0;
-  host_blas::syevd('V', 'U', n, a.data(), n, w.data(), &work_size, -1, &iwork_size, -1);
-  std::vector<double> work(std::size_t(work_size) + 1);
-  std::vector<int> iwork(iwork_size + 1);
-  if (host_blas::syevd('V', 'U', n, a.data(), n, w.data(), work.data(), int(work.size()),
-                       iwork.data(), int(iwork.size())) != 0)
-    throw nearsparse::runtime_error("dense reference: syevd did not converge");
-  std::vector<double> scaled(a), out(std::size_t(n) * n);
-  for (int j = 0; j < n; ++j) {
-    const double fj = f(w[j], j);
-    for (int i = 0; i < n; ++i) scaled[std::size_t(j) * n + i] *= fj;
-  }
-  host_blas::gemm(host_blas::order::column_major, host_blas::op::none, host_blas::op::transpose, n,
-                  n, n, 1.0, scaled.data(), n, a.data(), n, 0.0, out.data(), n);
-  return out;
-}
-
-template <class View>
-std::vector<double> to_vector(const View& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  std::vector<double> out(h.extent(0) * h.extent(1));
-  for (std::size_t i = 0; i < h.extent(0); ++i)
-    for (std::size_t j = 0; j < h.extent(1); ++j) out[i * h.extent(1) + j] = double(h(i, j));
-  return out;
-}
 
 template <class Exec>
 int run_function(const Exec& exec, const function_settings& s) {
@@ -88,7 +56,7 @@ int run_function(const Exec& exec, const function_settings& s) {
   view a("A", n, n), f("f(A)", n, n);
   double gap = 0;
   std::string what;
-  if (s.kind == function_kind::invsqrt) {
+  if (s.kind == matrix_function::invsqrt) {
     if (side > 0) {
       spamm::fill_overlap_lattice(exec, a, side, side, side, s.alpha);
     } else {
@@ -113,12 +81,12 @@ int run_function(const Exec& exec, const function_settings& s) {
     gap = std::max(spamm::dimerized_chain_gap(m) - s.disorder, 0.0);
     what = "dimerized chain";
   }
-  if (s.kind == function_kind::sign && s.mu != 0) {
+  if (s.kind == matrix_function::sign && s.mu != 0) {
     spamm::detail::scale_shift(exec, a, 1.0, a, -s.mu);
     gap = std::max(gap - 2 * std::abs(s.mu), 0.0);
   }
   spamm::function_options opt = s.opt;
-  if (s.kind != function_kind::invsqrt) opt.gap = gap;
+  if (s.kind != matrix_function::invsqrt) opt.gap = gap;
   std::printf("%s on %s: %s, N = %ld, %s, tile %d, target error %.2g\n", s.name, Exec::name(),
               what.c_str(), n, spamm::to_string(opt.precision), opt.tile, opt.target_error);
   if (gap > 0) std::printf("  gap of the input (closed form) %.4g\n", gap);
@@ -126,9 +94,9 @@ int run_function(const Exec& exec, const function_settings& s) {
   const long occupied = n / 2;
   spamm::function_report r;
   const double t = seconds(exec, [&] {
-    if (s.kind == function_kind::sp2) r = spamm::sp2(exec, a, occupied, f, opt);
-    if (s.kind == function_kind::invsqrt) r = spamm::inverse_sqrt(exec, a, f, opt);
-    if (s.kind == function_kind::sign) r = spamm::sign(exec, a, f, opt);
+    if (s.kind == matrix_function::sp2) r = spamm::sp2(exec, a, occupied, f, opt);
+    if (s.kind == matrix_function::invsqrt) r = spamm::inverse_sqrt(exec, a, f, opt);
+    if (s.kind == matrix_function::sign) r = spamm::sign(exec, a, f, opt);
   });
   std::printf("  Gershgorin bounds [%.4g, %.4g]\n", r.bounds.lower, r.bounds.upper);
   std::printf("    iter  step     valid    target     bound      residual   trace\n");
@@ -190,20 +158,14 @@ int run_function(const Exec& exec, const function_settings& s) {
   } else {
     const auto av = to_vector(a);
     std::vector<double> ref;
-    if (s.kind == function_kind::sp2) {
+    if (s.kind == matrix_function::sp2) {
       ref = dense_function(av, int(n), [&](double, int j) { return j < occupied ? 1.0 : 0.0; });
-    } else if (s.kind == function_kind::invsqrt) {
+    } else if (s.kind == matrix_function::invsqrt) {
       ref = dense_function(av, int(n), [](double l, int) { return 1.0 / std::sqrt(l); });
     } else {
       ref = dense_function(av, int(n), [](double l, int) { return l < 0 ? -1.0 : 1.0; });
     }
-    const auto fv = to_vector(f);
-    double e = 0, nr = 0;
-    for (std::size_t i = 0; i < fv.size(); ++i) {
-      e += (fv[i] - ref[i]) * (fv[i] - ref[i]);
-      nr += ref[i] * ref[i];
-    }
-    const double rel = nr > 0 ? std::sqrt(e / nr) : std::sqrt(e);
+    const double rel = relative_distance(to_vector(f), ref);
     const bool check_ok = rel <= opt.target_error;
     std::printf(
         "  check against the dense eigendecomposition (LAPACK syevd): error %.3g, "
@@ -214,13 +176,17 @@ int run_function(const Exec& exec, const function_settings& s) {
   return ok ? 0 : 1;
 }
 
-int run_kind(arguments& args, function_kind kind, const char* name) {
+int run_kind(arguments& args, matrix_function kind, const char* name) {
+  const std::string storage = args.text("storage", "dense");
+  require(storage == "dense" || storage == "block-sparse", name, "--storage",
+          "is '" + storage + "'; expected dense or block-sparse");
+  if (storage == "block-sparse") return run_block_sparse_function(args, kind, name);
   function_settings s;
   s.kind = kind;
   s.name = name;
   s.n = args.integer("n", 1000, 0, 1L << 17);
   s.model = args.text("model", "1d");
-  s.delta = args.number("delta", kind == function_kind::sp2 ? 0.5 : 0.5, 0, 1e6);
+  s.delta = args.number("delta", kind == matrix_function::sp2 ? 0.5 : 0.5, 0, 1e6);
   s.disorder = args.number("disorder", 0.0, 0, 1e6);
   s.alpha = args.number("alpha", 0.5, 1e-6, 1e6);
   s.mu = args.number("mu", 0.0, -1e6, 1e6);
@@ -243,13 +209,13 @@ int run_kind(arguments& args, function_kind kind, const char* name) {
 }  // namespace
 
 int run_sp2(arguments& args) {
-  return run_kind(args, function_kind::sp2, "nearsparse sp2");
+  return run_kind(args, matrix_function::sp2, "nearsparse sp2");
 }
 int run_invsqrt(arguments& args) {
-  return run_kind(args, function_kind::invsqrt, "nearsparse invsqrt");
+  return run_kind(args, matrix_function::invsqrt, "nearsparse invsqrt");
 }
 int run_sign(arguments& args) {
-  return run_kind(args, function_kind::sign, "nearsparse sign");
+  return run_kind(args, matrix_function::sign, "nearsparse sign");
 }
 
 }  // namespace nearsparse::app

@@ -106,8 +106,8 @@ int report(const kpm_settings& s, const nk::chebyshev_moments& m, const char* wh
                          ? "Density of states, topological insulator " + std::to_string(s.ti.nx) +
                                " x " + std::to_string(s.ti.ny) + " x " + std::to_string(s.ti.nz)
                          : "Density of states, " + s.matrix_file) +
-                        ", M = " +
-                        std::to_string(m.num_moments) + ", R = " + std::to_string(m.num_vectors),
+                        ", M = " + std::to_string(m.num_moments) +
+                        ", R = " + std::to_string(m.num_vectors),
                     "energy", false, {panel});
     std::printf("  wrote %s\n", s.plot.c_str());
   }

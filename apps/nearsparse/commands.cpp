@@ -23,6 +23,29 @@ const char* const function_options_text =
     "  --check-max N    check against the dense LAPACK eigendecomposition up to this N\n"
     "                   (default 2000; a failed check or a missed target exits with 1)\n";
 
+// With --storage block-sparse, sp2, invsqrt and sign run on block-sparse storage instead, and
+// take these options (the model options --delta, --disorder, --seed, --alpha, --mu as well).
+const char* const block_sparse_function_text =
+    "\n  --storage S      dense (default: the options above) or block-sparse: only the kept\n"
+    "                   tiles are stored, so N can exceed what dense storage holds; then:\n"
+    "  --matrix FILE    the input from a real symmetric Matrix Market file (.mtx or .mtx.gz)\n"
+    "                   instead of the model\n"
+    "  --n N, --model M the model as above (N up to 2^31 - 257)\n"
+    "  --precision P    fp64 (default) or fp32\n"
+    "  --tile L         tile edge: 8, 16, 32 (default), 64 or 128\n"
+    "  --tau T          drop tile products with norm product < T (default 1e-12)\n"
+    "  --drop D         drop tiles below D times their matrix's Frobenius norm (default 1e-12)\n"
+    "  --tolerance R    stop at this residual per sqrt(N) (sp2: per sqrt(occupied)) (default\n"
+    "                   1e-8 fp64, 1e-4 fp32)\n"
+    "  --occupied K     sp2: occupied states (default N/2)\n"
+    "  --cutoff C       invsqrt: overlap entries below C are not stored (default 1e-12)\n"
+    "  --output FILE    write the result as a coordinate Matrix Market file\n"
+    "  --csv FILE, --svg FILE  the steps (tiles, kept products, error bound, residual)\n"
+    "  --check-max N    check against the dense LAPACK eigendecomposition up to this N\n"
+    "                   (default 2000)\n"
+    "  --check-tolerance E  relative Frobenius error the check accepts (default 1e-6 fp64,\n"
+    "                   1e-3 fp32)\n";
+
 const std::vector<command>& commands() {
   static const std::vector<command> list{
       {"info", "versions, Kokkos configuration, backends and devices",
@@ -39,7 +62,8 @@ const std::vector<command>& commands() {
        "                   (a_ij = 0.99^|i-j|)\n"
        "  --stride S       load-balance stride (default 1)\n"
        "  --kernel K       automatic (the CUDA kernels on CUDA, the host BLAS path on OpenMP and\n"
-       "                   Serial), portable, or specialized (those; an error where there is none)\n"
+       "                   Serial), portable, or specialized (those; an error where there is "
+       "none)\n"
        "  --no-wgmma       on compute capability 9.0, keep the mma.sync kernels (no wgmma)\n"
        "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
@@ -124,18 +148,21 @@ const std::vector<command>& commands() {
        std::string(function_options_text) +
            "  --delta D        staggered on-site energy +-D (default 0.5)\n"
            "  --disorder W     on-site disorder uniform in [-W/2, W/2] (default 0)\n"
-           "  --seed S         disorder seed (default 1)\n",
+           "  --seed S         disorder seed (default 1)\n" +
+           block_sparse_function_text,
        run_sp2, false},
       {"invsqrt", "S^(-1/2) of a decaying overlap matrix by Newton-Schulz with SpAMM",
        std::string(function_options_text) +
-           "  --alpha A        overlap decay S_ij = exp(-A |i-j|) (default 0.5)\n",
+           "  --alpha A        overlap decay S_ij = exp(-A |i-j|) (default 0.5)\n" +
+           block_sparse_function_text,
        run_invsqrt, false},
       {"sign", "sign(H - mu I) of a gapped tight-binding model by Newton-Schulz with SpAMM",
        std::string(function_options_text) +
            "  --delta D        staggered on-site energy +-D (default 0.5)\n"
            "  --disorder W     on-site disorder uniform in [-W/2, W/2] (default 0)\n"
            "  --seed S         disorder seed (default 1)\n"
-           "  --mu M           shift (default 0, the middle of the gap)\n",
+           "  --mu M           shift (default 0, the middle of the gap)\n" +
+           block_sparse_function_text,
        run_sign, false},
   };
   return list;

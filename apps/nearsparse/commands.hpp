@@ -31,4 +31,9 @@ int run_sp2(arguments& args);
 int run_invsqrt(arguments& args);
 int run_sign(arguments& args);
 
+/// The matrix functions of `nearsparse sp2`, `invsqrt` and `sign`.
+enum class matrix_function { sp2, invsqrt, sign };
+/// Those commands with `--storage block-sparse` (command_block_sparse_functions.cpp).
+int run_block_sparse_function(arguments& args, matrix_function kind, const char* name);
+
 }  // namespace nearsparse::app

@@ -16,3 +16,4 @@
 #include <nearsparse/spamm/model_matrices.hpp>
 #include <nearsparse/spamm/options.hpp>
 #include <nearsparse/spamm/plan.hpp>
+#include <nearsparse/spamm/sparse_models.hpp>

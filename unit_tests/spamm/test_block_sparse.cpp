@@ -8,6 +8,7 @@
 #include "support/space_test_case.hpp"
 
 #include <nearsparse/core/crs_matrix.hpp>
+#include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/io.hpp>
 #include <nearsparse/spamm.hpp>
@@ -24,6 +25,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -378,7 +380,13 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
   using exec_space = TestType;
   const exec_space exec;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
-  INFO(exec_space::name() << ", seed " << seed);
+  // Every case on the portable kernel and on the space's specialized tile products (the host
+  // BLAS on OpenMP and Serial; the portable kernel again where there is none).
+  const auto impl =
+      GENERATE(nearsparse::implementation::automatic, nearsparse::implementation::portable);
+  INFO(exec_space::name() << ", seed " << seed << ", " << nearsparse::to_string(impl));
+  spamm::block_sparse_multiply_options base;
+  base.implementation = impl;
   const int m = 157, k = 131, n = 149, tile = 32;
   const auto ha = decaying(m, k, seed), hb = decaying(k, n, seed + 1);
   const auto hc = decaying(m, n, seed + 2, 3.0);
@@ -392,7 +400,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
 
   SECTION("tau = 0 is the dense product") {
     spamm::block_sparse_matrix<double, exec_space> c(exec, m, n, tile);
-    const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c);
+    const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c, base);
     CHECK(report.kept_products == 125);
     CHECK(report.candidate_products == 125);
     CHECK(report.tiles_kept == 25);
@@ -417,7 +425,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
     CHECK(a_s.kept_tiles() < 25);
     CHECK(c.kept_tiles() > 0);
     const double c_dropped = c.dropped_norm();
-    const auto report = spamm::multiply(exec, -0.5, a_s, b_s, 2.0, c);
+    const auto report = spamm::multiply(exec, -0.5, a_s, b_s, 2.0, c, base);
     const auto expect = nearsparse::test::reference_gemm(-0.5, ha_s, hb_s, 2.0, hc_s);
     NEARSPARSE_CHECK_RELATIVE_ERROR(dense_of(exec, c), expect, 64 * k * u);
     CHECK(report.kept_products == report.candidate_products);
@@ -430,7 +438,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
 
   SECTION("filtering at tau: the kept product, and the error bound holds") {
     const double tau = median_norm_product(ha, hb, tile);
-    spamm::block_sparse_multiply_options mopt;
+    spamm::block_sparse_multiply_options mopt = base;
     mopt.tau = tau;
     spamm::block_sparse_matrix<double, exec_space> c(exec, m, n, tile);
     const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt);
@@ -458,7 +466,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
   }
 
   SECTION("tau above every norm product: nothing kept, the bound is the whole product's") {
-    spamm::block_sparse_multiply_options mopt;
+    spamm::block_sparse_multiply_options mopt = base;
     mopt.tau = 1e30;
     spamm::block_sparse_matrix<double, exec_space> c(exec, m, n, tile);
     const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt);
@@ -471,7 +479,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
   }
 
   SECTION("the drop rule on the result") {
-    spamm::block_sparse_multiply_options mopt;
+    spamm::block_sparse_multiply_options mopt = base;
     mopt.drop_tolerance = 1e-3;  // relative to the result's norm
     spamm::block_sparse_matrix<double, exec_space> c(exec, m, n, tile);
     const auto report = spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt);
@@ -493,7 +501,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
   SECTION("C = A A in place, and empty inner extent") {
     const auto hs = decaying(100, 100, seed + 4);
     auto s = spamm::from_dense(exec, to_device<exec_space>(exec, hs), opt);
-    spamm::multiply(exec, 1.0, s, s, 0.0, s);
+    spamm::multiply(exec, 1.0, s, s, 0.0, s, base);
     NEARSPARSE_CHECK_RELATIVE_ERROR(
         dense_of(exec, s),
         nearsparse::test::reference_gemm(1.0, hs, hs, 0.0, host_matrix<double>(100, 100)),
@@ -505,7 +513,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
         spamm::from_dense(exec, to_device<exec_space>(exec, host_matrix<double>(0, 50)), opt);
     const auto hc0 = decaying(40, 50, seed + 5);
     auto c0 = spamm::from_dense(exec, to_device<exec_space>(exec, hc0), opt);
-    const auto report = spamm::multiply(exec, 1.0, a0, b0, 3.0, c0);
+    const auto report = spamm::multiply(exec, 1.0, a0, b0, 3.0, c0, base);
     CHECK(report.candidate_products == 0);
     host_matrix<double> expect = hc0;
     for (double& x : expect.data) x *= 3.0;
@@ -514,7 +522,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
     const auto e =
         spamm::from_dense(exec, to_device<exec_space>(exec, host_matrix<double>(0, 131)), opt);
     spamm::block_sparse_matrix<double, exec_space> ce(exec, 0, n, tile);
-    CHECK(spamm::multiply(exec, 1.0, e, b, 0.0, ce).kept_products == 0);
+    CHECK(spamm::multiply(exec, 1.0, e, b, 0.0, ce, base).kept_products == 0);
     CHECK(ce.kept_tiles() == 0);
   }
 }
@@ -535,6 +543,8 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply in float", "[spamm][block_spar
   const double tau = median_norm_product(ha_f, hb_f, tile);
   spamm::block_sparse_multiply_options mopt;
   mopt.tau = tau;
+  mopt.implementation =
+      GENERATE(nearsparse::implementation::automatic, nearsparse::implementation::portable);
   spamm::block_sparse_matrix<float, exec_space> c(exec, m, n, tile);
   const auto report = spamm::multiply(exec, 1.0f, a, b, 0.0f, c, mopt);
   const auto ref = kept_product(1.0, ha_f, hb_f, 0.0, host_matrix<double>(m, n), tile, tau);
@@ -627,6 +637,18 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse functions refuse bad arguments",
   const auto before = dense_of(exec, c);
   CHECK_THROWS(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt = {-2.0, 0.0}));
   CHECK(diff_norm(dense_of(exec, c), before) == 0.0);
+  // implementation::specialized: the host BLAS on the host spaces where the build has it, refused
+  // (naming the function) where the space has no specialized tile products.
+  mopt = {};
+  mopt.implementation = nearsparse::implementation::specialized;
+  if (std::is_same<typename exec_space::memory_space, Kokkos::HostSpace>::value &&
+      nearsparse::detail::host_blas::available()) {
+    CHECK_NOTHROW(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt));
+  } else {
+    CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt), nearsparse::unsupported);
+    CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt),
+                      Contains("nearsparse::spamm::multiply"));
+  }
   using bs_double = spamm::block_sparse_matrix<double, exec_space>;
   CHECK_THROWS_WITH(bs_double(exec, 10, 10, 12),
                     Contains("nearsparse::spamm::block_sparse_matrix") && Contains("'tile'"));

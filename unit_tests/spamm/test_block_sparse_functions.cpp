@@ -1,7 +1,7 @@
 // Block-sparse algebra (spamm/block_sparse_algebra.hpp: add, identity, trace, frobenius_norm,
-// gershgorin_bounds) against host computations on the dense form in double, and block-sparse
-// SP2 (spamm/block_sparse_functions.hpp) against the density matrix of a LAPACK
-// eigendecomposition on the host.
+// gershgorin_bounds) against host computations on the dense form in double, and the
+// block-sparse matrix functions (spamm/block_sparse_functions.hpp: sp2, inverse_sqrt, sign)
+// against functions of a LAPACK eigendecomposition on the host.
 #include "block_sparse_support.hpp"
 #include "spamm_inputs.hpp"
 #include "support/host_reference.hpp"
@@ -379,9 +379,9 @@ void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, i
   const auto d_ref = reference_density(h, occupied, gap);
   const auto hs = to_block_sparse<T>(exec, h, tile);
   spamm::block_sparse_matrix<T, Exec> d(exec, n, n, tile);
-  spamm::block_sparse_sp2_options opt;
+  spamm::block_sparse_function_options opt;
   // The float iterates stop at a residual of about u sqrt(N) (u = 6e-8): 1e-5 lies above it.
-  opt.idempotency_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-9;
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-9;
   const auto r = spamm::sp2(exec, hs, occupied, d, opt);
   const double width = r.bounds.upper - r.bounds.lower;
   const double g = gap / width;  // the relative gap
@@ -402,7 +402,7 @@ void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, i
   // the relative gap g; the allowance is 10 u sqrt(N) / g (measured: double 1e-14 to 8e-13
   // against allowances of 7e-14 to 3e-12, float 2e-7 to 6e-7 against 2e-5 to 5e-5).
   const double rounding = 10 * unit_roundoff<T>() * std::sqrt(double(n)) / g;
-  CHECK(r.residual <= opt.idempotency_tolerance * norm_d);
+  CHECK(r.residual <= opt.residual_tolerance * norm_d);
   const double tolerance = 3 * r.residual / norm_d + rounding;
   INFO("tolerance " << tolerance);
   CHECK(diff_norm(hd, d_ref) / norm_d <= tolerance);
@@ -412,7 +412,7 @@ void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, i
   CHECK(std::abs(tr - occupied) <= std::sqrt(double(n)) * tolerance * norm_d);
   CHECK(std::abs(r.trace - tr) <= 1e-6 * occupied);
   // Idempotency: after the last step ||D^2 - D||_F <= 2 residual, plus rounding.
-  CHECK(diff_norm(square(hd), hd) / norm_d <= 2 * opt.idempotency_tolerance + rounding);
+  CHECK(diff_norm(square(hd), hd) / norm_d <= 2 * opt.residual_tolerance + rounding);
   // The check above tells density matrices apart: the one with a state fewer lies at distance
   // 1 (a rank-one projector) from D_ref, far outside the tolerance.
   double gap_fewer = 0;
@@ -460,10 +460,10 @@ void check_filtered_sp2(const Exec& exec, double tau) {
   const auto hs = to_block_sparse<T>(exec, h, tile);
   const int all_tiles = hs.tile_rows() * hs.tile_cols();
   spamm::block_sparse_matrix<T, Exec> d(exec, n, n, tile);
-  spamm::block_sparse_sp2_options opt;
+  spamm::block_sparse_function_options opt;
   opt.tau = tau;
   opt.drop_tolerance = tau / 100;  // below tau: tile products are filtered, not only tiles
-  opt.idempotency_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-7;
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-7;
   const auto r = spamm::sp2(exec, hs, occupied, d, opt);
   const double g = gap / (r.bounds.upper - r.bounds.lower);
   const double dropped = r.error_bound_sum + r.dropped_norm_sum;
@@ -543,8 +543,8 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse sp2 converges at small gaps and low fil
       }
       const auto hs = to_block_sparse<double>(exec, h, tile);
       spamm::block_sparse_matrix<double, exec_space> d(exec, n, n, tile);
-      spamm::block_sparse_sp2_options opt;
-      opt.idempotency_tolerance = 1e-9;
+      spamm::block_sparse_function_options opt;
+      opt.residual_tolerance = 1e-9;
       const auto r = spamm::sp2(exec, hs, occupied, d, opt);
       INFO("iterations " << r.iterations << ", residual " << r.residual);
       CHECK(r.converged);
@@ -662,7 +662,7 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse algebra and sp2 refuse bad arguments",
   CHECK_THROWS_WITH(spamm::sp2(exec, sq, 10, d30),
                     Contains("nearsparse::spamm::sp2") && Contains("'D'") && Contains("30 x 30"));
   for (const char* which : {"tau", "drop", "idem", "iter"}) {
-    spamm::block_sparse_sp2_options o;
+    spamm::block_sparse_function_options o;
     std::string name;
     if (which == std::string("tau")) {
       o.tau = -1;
@@ -671,8 +671,8 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse algebra and sp2 refuse bad arguments",
       o.drop_tolerance = -1e-3;
       name = "'options.drop_tolerance'";
     } else if (which == std::string("idem")) {
-      o.idempotency_tolerance = -1;
-      name = "'options.idempotency_tolerance'";
+      o.residual_tolerance = -1;
+      name = "'options.residual_tolerance'";
     } else {
       o.max_iterations = 0;
       name = "'options.max_iterations'";
@@ -699,4 +699,554 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse algebra and sp2 refuse bad arguments",
   matrix keep = id;
   CHECK_THROWS_AS(spamm::sp2(exec, sq, 41, keep), nearsparse::invalid_argument);
   CHECK(keep.kept_tiles() == id.kept_tiles());
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// inverse_sqrt and sign against V f(Lambda) V^T from a LAPACK eigendecomposition.
+
+/// V diag(f(lambda)) V^T of the symmetric h (n >= 1); w receives the eigenvalues, ascending.
+template <class F>
+host_matrix<double> reference_function(const host_matrix<double>& h, F f, std::vector<double>& w) {
+  const int n = static_cast<int>(h.rows);
+  std::vector<double> a(h.data);
+  w.assign(std::size_t(n), 0.0);
+  double work_size = 0;
+  int iwork_size = 0;
+  REQUIRE(host_blas::syevd('V', 'U', n, a.data(), n, w.data(), &work_size, -1, &iwork_size, -1) ==
+          0);
+  std::vector<double> work(std::size_t(work_size) + 1);
+  std::vector<int> iwork(iwork_size + 1);
+  REQUIRE(host_blas::syevd('V', 'U', n, a.data(), n, w.data(), work.data(), int(work.size()),
+                           iwork.data(), int(iwork.size())) == 0);
+  host_matrix<double> out(n, n);
+  for (int k = 0; k < n; ++k) {
+    const double* v = a.data() + std::size_t(k) * n;
+    const double fk = f(w[std::size_t(k)]);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) out(i, j) += fk * v[i] * v[j];
+  }
+  return out;
+}
+
+host_matrix<double> identity_host(int n) {
+  host_matrix<double> id(n, n);
+  for (int i = 0; i < n; ++i) id(i, i) = 1.0;
+  return id;
+}
+
+double inverse_sqrt_of(double x) {
+  return 1.0 / std::sqrt(x);
+}
+double sign_of(double x) {
+  return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+}
+
+template <class Exec>
+host_matrix<double> overlap_chain(const Exec& exec, int n, double alpha) {
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Exec::memory_space> s("s", n, n);
+  spamm::fill_overlap_chain(exec, s, alpha);
+  exec.fence();
+  return nearsparse::test::to_host(s);
+}
+
+template <class Exec>
+host_matrix<double> overlap_lattice(const Exec& exec, int nx, int ny, int nz, double alpha) {
+  Kokkos::View<double**, Kokkos::LayoutRight, typename Exec::memory_space> s("s", nx * ny * nz,
+                                                                             nx * ny * nz);
+  spamm::fill_overlap_lattice(exec, s, nx, ny, nz, alpha);
+  exec.fence();
+  return nearsparse::test::to_host(s);
+}
+
+/// Q diag(values) Q^T, Q the product of two Householder reflections with random vectors: a
+/// dense symmetric matrix with the given spectrum.
+host_matrix<double> random_with_spectrum(const std::vector<double>& values, std::uint64_t seed) {
+  const std::size_t n = values.size();
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  host_matrix<double> a(n, n);
+  for (std::size_t i = 0; i < n; ++i) a(i, i) = values[i];
+  for (int r = 0; r < 2; ++r) {
+    std::vector<double> v(n);
+    double vv = 0;
+    for (double& x : v) {
+      x = g(gen);
+      vv += x * x;
+    }
+    if (!(vv > 0)) continue;
+    // A <- H A H, H = I - 2 v v^T / (v^T v): A - 2 v w^T - 2 w v^T + 4 (v^T A v) v v^T / vv^2
+    // with w = A v / vv.
+    std::vector<double> w(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) w[i] += a(i, j) * v[j] / vv;
+    double vav = 0;
+    for (std::size_t i = 0; i < n; ++i) vav += v[i] * w[i];
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        a(i, j) += -2 * v[i] * w[j] - 2 * w[i] * v[j] + 4 * vav * v[i] * v[j] / vv;
+  }
+  return a;
+}
+
+template <class T>
+const char* type_name() {
+  return std::is_same<T, float>::value ? "float" : "double";
+}
+
+/// inverse_sqrt at tau = 0, drop 0 on the SPD s against the eigendecomposition.
+template <class T, class Exec>
+void check_exact_inverse_sqrt(const Exec& exec, const host_matrix<double>& s, int tile) {
+  const int n = static_cast<int>(s.rows);
+  INFO("inverse_sqrt, n " << n << ", tile " << tile << ", " << type_name<T>());
+  std::vector<double> w;
+  const auto z_ref = reference_function(s, inverse_sqrt_of, w);
+  REQUIRE(w.front() > 0);
+  const double kappa = w.back() / w.front(), norm_inv = 1 / std::sqrt(w.front());
+  const auto ss = to_block_sparse<T>(exec, s, tile);
+  spamm::block_sparse_matrix<T, Exec> z(exec, n, n, tile);
+  spamm::block_sparse_function_options opt;
+  // The float iterates stop at a residual of a few u sqrt(N) (u = 6e-8): 1e-5 lies above it.
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-11;
+  const auto r = spamm::inverse_sqrt(exec, ss, z, opt);
+  INFO("iterations " << r.iterations << ", residual " << r.residual << ", kappa " << kappa);
+  CHECK(r.converged);
+  CHECK_FALSE(r.stagnated);
+  CHECK(r.residual <= opt.residual_tolerance * std::sqrt(double(n)));
+  // Steps: about log_(9/4)(kappa) to reach the quadratic regime, then a few more.
+  CHECK(r.iterations <= std::log(kappa) / std::log(2.25) + 10);
+  CHECK(int(r.steps.size()) == 3 * r.iterations - 2);  // zy, yt, tz; the last step zy only
+  CHECK(r.error_bound_sum == 0.0);
+  CHECK(r.dropped_norm_sum == 0.0);
+  CHECK(z.dropped_norm() == 0.0);
+  const auto hz = dense_of(exec, z);
+  // ||Z - S^(-1/2)||_F <= ||S^(-1/2)||_2 residual / 2 to first order (see the header; measured
+  // within 1% of it where the residual dominates, 0.6 covers the second-order terms), plus
+  // rounding: about u sqrt(N) sqrt(kappa) ||S^(-1/2)||_2 (see the header), the allowance 10
+  // times that.
+  const double rounding =
+      10 * unit_roundoff<T>() * std::sqrt(double(n)) * std::sqrt(kappa) * norm_inv;
+  const double tolerance = 0.6 * norm_inv * r.residual + rounding;
+  const double error = diff_norm(hz, z_ref);
+  INFO("error " << error << ", tolerance " << tolerance);
+  CHECK(error <= tolerance);
+  double tr = 0;
+  for (int i = 0; i < n; ++i) tr += hz(i, i);
+  CHECK(std::abs(r.trace - tr) <= 1e-5 * std::abs(tr));
+  // In double the check tells apart a result off by a small perturbation: S^(-1/2) of
+  // (1 + 1e-4) S.
+  if (std::is_same<T, double>::value)
+    CHECK(diff_norm(combination(1 / std::sqrt(1 + 1e-4), z_ref, 0.0, z_ref), z_ref) >
+          2 * tolerance);
+}
+
+/// sign at tau = 0, drop 0 on a against the eigendecomposition.
+template <class T, class Exec>
+void check_exact_sign(const Exec& exec, const host_matrix<double>& a, int tile) {
+  const int n = static_cast<int>(a.rows);
+  INFO("sign, n " << n << ", tile " << tile << ", " << type_name<T>());
+  std::vector<double> w;
+  const auto x_ref = reference_function(a, sign_of, w);
+  double gap = std::numeric_limits<double>::max();
+  for (double l : w) gap = std::min(gap, std::abs(l));
+  const auto as = to_block_sparse<T>(exec, a, tile);
+  spamm::block_sparse_matrix<T, Exec> x(exec, n, n, tile);
+  spamm::block_sparse_function_options opt;
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-11;
+  const auto r = spamm::sign(exec, as, x, opt);
+  const double b = std::max(std::abs(r.bounds.lower), std::abs(r.bounds.upper));
+  const double g = gap / b;  // the relative gap around 0
+  INFO("iterations " << r.iterations << ", residual " << r.residual << ", relative gap " << g);
+  REQUIRE(g > 1e-3);
+  CHECK(r.converged);
+  CHECK_FALSE(r.stagnated);
+  CHECK(r.residual <= opt.residual_tolerance * std::sqrt(double(n)));
+  // Steps: about log_(3/2)(1 / g) to bring the smallest |eigenvalue| near 1, then a few more.
+  CHECK(r.iterations <= std::log(1 / g) / std::log(1.5) + 10);
+  CHECK(int(r.steps.size()) == 2 * r.iterations - 1);  // x^2, xt; the last step x^2 only
+  CHECK(r.error_bound_sum == 0.0);
+  CHECK(r.dropped_norm_sum == 0.0);
+  const auto hx = dense_of(exec, x);
+  // ||X - sign(A)||_F <= residual (|x - sign(x)| <= |x^2 - 1|), plus rounding: 10 u sqrt(N) / g.
+  const double tolerance = r.residual + 10 * unit_roundoff<T>() * std::sqrt(double(n)) / g;
+  const double error = diff_norm(hx, x_ref);
+  INFO("error " << error << ", tolerance " << tolerance);
+  CHECK(error <= tolerance);
+  // X^2 = I and trace = (positive - negative eigenvalues), within the same tolerance.
+  double tr = 0, tr_ref = 0;
+  for (int i = 0; i < n; ++i) tr += hx(i, i);
+  for (double l : w) tr_ref += sign_of(l);
+  CHECK(std::abs(tr - tr_ref) <= std::sqrt(double(n)) * tolerance);
+  CHECK(std::abs(r.trace - tr) <= 1e-4 * n);
+  CHECK(diff_norm(square(hx), identity_host(n)) <= 3 * tolerance);
+  // A sign function with one eigenvalue flipped lies at distance 2 from the reference, far
+  // outside the tolerance.
+  CHECK(tolerance < 0.2);
+}
+
+}  // namespace
+
+NEARSPARSE_SPACE_TEST_CASE("block-sparse inverse_sqrt matches the LAPACK inverse square root",
+                           "[spamm][block_sparse][functions]") {
+  using exec_space = TestType;
+  const exec_space exec;
+  INFO(exec_space::name());
+  if (!host_blas::available()) {
+    WARN("no LAPACK reference in this build");
+    return;
+  }
+  SECTION("overlap chain") {
+    for (const int n : {1, 45, 150}) {
+      const auto s = overlap_chain(exec, n, 1.0);
+      check_exact_inverse_sqrt<double>(exec, s, 16);
+      check_exact_inverse_sqrt<double>(exec, s, 32);
+      check_exact_inverse_sqrt<float>(exec, s, 16);
+    }
+  }
+  SECTION("overlap lattice") {
+    const auto s = overlap_lattice(exec, 5, 5, 6, 1.5);  // 150 sites
+    check_exact_inverse_sqrt<double>(exec, s, 16);
+    check_exact_inverse_sqrt<float>(exec, s, 32);
+  }
+  SECTION("random SPD") {
+    const std::uint64_t seed = nearsparse::test::fresh_seed();
+    INFO("seed " << seed);
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(0.05, 2.0);
+    for (const int n : {45, 150}) {
+      std::vector<double> values(static_cast<std::size_t>(n));
+      for (double& v : values) v = u(gen);
+      values[0] = 0.05;  // cond(S) = 40
+      values[1] = 2.0;
+      const auto s = random_with_spectrum(values, seed + std::uint64_t(n));
+      check_exact_inverse_sqrt<double>(exec, s, 32);
+      check_exact_inverse_sqrt<float>(exec, s, 16);
+    }
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE("block-sparse sign matches the LAPACK sign function",
+                           "[spamm][block_sparse][functions]") {
+  using exec_space = TestType;
+  const exec_space exec;
+  INFO(exec_space::name());
+  if (!host_blas::available()) {
+    WARN("no LAPACK reference in this build");
+    return;
+  }
+  SECTION("dimerized chain") {
+    // Every eigenvalue has |lambda| >= delta = 0.5 (H^2 = K^2 + delta^2 I), at any N.
+    for (const int n : {1, 45, 150}) {
+      const auto h = chain_hamiltonian(exec, n);
+      check_exact_sign<double>(exec, h, 16);
+      check_exact_sign<double>(exec, h, 32);
+      check_exact_sign<float>(exec, h, 16);
+    }
+  }
+  SECTION("cubic lattice") {
+    spamm::cubic_model model;
+    model.nx = 5;
+    model.ny = 5;
+    model.nz = 6;
+    const auto h = cubic_hamiltonian(exec, model);  // 150 sites
+    check_exact_sign<double>(exec, h, 16);
+    check_exact_sign<float>(exec, h, 32);
+  }
+  SECTION("random symmetric") {
+    const std::uint64_t seed = nearsparse::test::fresh_seed();
+    INFO("seed " << seed);
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(0.1, 3.0), coin(0.0, 1.0);
+    for (const int n : {45, 150}) {
+      std::vector<double> values(static_cast<std::size_t>(n));
+      for (double& v : values) v = (coin(gen) < 0.4 ? -1.0 : 1.0) * u(gen);
+      values[0] = 0.1;
+      values[1] = -0.1;
+      values[2] = 3.0;
+      const auto a = random_with_spectrum(values, seed + std::uint64_t(n));
+      check_exact_sign<double>(exec, a, 32);
+      check_exact_sign<float>(exec, a, 16);
+    }
+  }
+}
+
+namespace {
+
+/// inverse_sqrt with tau > 0 and a drop tolerance on a 398-site overlap chain.
+template <class T, class Exec>
+void check_filtered_inverse_sqrt(const Exec& exec, double tau) {
+  const int n = 398, tile = 16;
+  const auto s = overlap_chain(exec, n, 1.0);
+  std::vector<double> w;
+  const auto z_ref = reference_function(s, inverse_sqrt_of, w);
+  const double kappa = w.back() / w.front(), norm_inv = 1 / std::sqrt(w.front());
+  const auto ss = to_block_sparse<T>(exec, s, tile);
+  const int all_tiles = ss.tile_rows() * ss.tile_cols();
+  spamm::block_sparse_matrix<T, Exec> z(exec, n, n, tile);
+  spamm::block_sparse_function_options opt;
+  opt.tau = tau;
+  opt.drop_tolerance = tau / 100;
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-8;
+  const auto r = spamm::inverse_sqrt(exec, ss, z, opt);
+  const double c = 1 / r.bounds.upper;
+  const double dropped = r.error_bound_sum + r.dropped_norm_sum;
+  // The first-order estimate of the header, ||S^(-1/2)||_2 residual / 2 + sqrt(c) kappa dropped,
+  // plus the rounding allowance of the exact test; a factor 2 covers the second-order terms.
+  const double rounding =
+      10 * unit_roundoff<T>() * std::sqrt(double(n)) * std::sqrt(kappa) * norm_inv;
+  const double estimate = norm_inv * r.residual / 2 + std::sqrt(c) * kappa * dropped + rounding;
+  const double error = diff_norm(dense_of(exec, z), z_ref);
+  std::int64_t max_tiles = 0, kept = 0, candidates = 0;
+  for (const auto& st : r.steps) {
+    max_tiles = std::max(max_tiles, st.tiles);
+    kept += st.kept_products;
+    candidates += st.candidate_products;
+    CHECK(st.kept_products <= st.candidate_products);
+    CHECK(st.error_bound >= 0);
+    CHECK(st.dropped_norm >= 0);
+  }
+  INFO("inverse_sqrt, " << type_name<T>() << ", tau " << tau << ", iterations " << r.iterations
+                        << ", residual " << r.residual << ", error " << error << ", estimate "
+                        << estimate << ", dropped " << dropped << ", most tiles " << max_tiles
+                        << " of " << all_tiles << ", products " << kept << " of " << candidates);
+  CHECK((r.converged || r.stagnated));
+  CHECK(r.iterations < 30);
+  CHECK(dropped > 0);
+  CHECK(kept < candidates);
+  CHECK(error <= 2 * estimate);
+  CHECK(error / norm(z_ref) <= 1e-3);
+  CHECK(max_tiles < all_tiles);
+  CHECK(z.kept_tiles() < all_tiles / 2);
+  CHECK(z.dropped_norm() == Approx(std::sqrt(c) * dropped).epsilon(1e-12));
+}
+
+/// sign with tau > 0 and a drop tolerance on a 398-site dimerized chain.
+template <class T, class Exec>
+void check_filtered_sign(const Exec& exec, double tau) {
+  const int n = 398, tile = 16;
+  const auto h = chain_hamiltonian(exec, n);
+  std::vector<double> w;
+  const auto x_ref = reference_function(h, sign_of, w);
+  double gap = std::numeric_limits<double>::max();
+  for (double l : w) gap = std::min(gap, std::abs(l));
+  const auto hs = to_block_sparse<T>(exec, h, tile);
+  const int all_tiles = hs.tile_rows() * hs.tile_cols();
+  spamm::block_sparse_matrix<T, Exec> x(exec, n, n, tile);
+  spamm::block_sparse_function_options opt;
+  opt.tau = tau;
+  opt.drop_tolerance = tau / 100;
+  opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-8;
+  const auto r = spamm::sign(exec, hs, x, opt);
+  const double g = gap / std::max(std::abs(r.bounds.lower), std::abs(r.bounds.upper));
+  const double dropped = r.error_bound_sum + r.dropped_norm_sum;
+  // The first-order estimate of the header, residual + 2 sqrt(2) dropped / g, plus the rounding
+  // allowance of the exact test; a factor 2 covers the second-order terms.
+  const double rounding = 10 * unit_roundoff<T>() * std::sqrt(double(n)) / g;
+  const double estimate = r.residual + 2 * std::sqrt(2.0) * dropped / g + rounding;
+  const double error = diff_norm(dense_of(exec, x), x_ref);
+  std::int64_t max_tiles = 0, kept = 0, candidates = 0;
+  for (const auto& st : r.steps) {
+    max_tiles = std::max(max_tiles, st.tiles);
+    kept += st.kept_products;
+    candidates += st.candidate_products;
+    CHECK(st.kept_products <= st.candidate_products);
+  }
+  INFO("sign, " << type_name<T>() << ", tau " << tau << ", iterations " << r.iterations
+                << ", residual " << r.residual << ", error " << error << ", estimate " << estimate
+                << ", dropped " << dropped << ", most tiles " << max_tiles << " of " << all_tiles
+                << ", products " << kept << " of " << candidates);
+  CHECK((r.converged || r.stagnated));
+  CHECK(r.iterations < 30);
+  CHECK(dropped > 0);
+  CHECK(kept < candidates);
+  CHECK(error <= 2 * estimate);
+  CHECK(error / std::sqrt(double(n)) <= 1e-3);
+  CHECK(max_tiles < all_tiles);
+  CHECK(x.kept_tiles() < all_tiles / 2);
+  CHECK(x.dropped_norm() == Approx(dropped).epsilon(1e-12));
+}
+
+}  // namespace
+
+NEARSPARSE_SPACE_TEST_CASE(
+    "block-sparse inverse_sqrt and sign with filtering stay within their "
+    "error estimates",
+    "[spamm][block_sparse][functions]") {
+  using exec_space = TestType;
+  const exec_space exec;
+  INFO(exec_space::name());
+  if (!host_blas::available()) {
+    WARN("no LAPACK reference in this build");
+    return;
+  }
+  check_filtered_inverse_sqrt<double>(exec, 1e-8);
+  check_filtered_inverse_sqrt<double>(exec, 1e-5);
+  check_filtered_inverse_sqrt<float>(exec, 1e-5);
+  check_filtered_sign<double>(exec, 1e-8);
+  check_filtered_sign<double>(exec, 1e-5);
+  check_filtered_sign<float>(exec, 1e-5);
+}
+
+NEARSPARSE_SPACE_TEST_CASE("block-sparse inverse_sqrt and sign: empty input and no convergence",
+                           "[spamm][block_sparse][functions]") {
+  using exec_space = TestType;
+  using matrix = spamm::block_sparse_matrix<double, exec_space>;
+  const exec_space exec;
+  SECTION("empty input") {
+    const matrix a(exec, 0, 0, 16);
+    matrix out(exec, 0, 0, 16);
+    auto r = spamm::inverse_sqrt(exec, a, out);
+    CHECK(r.converged);
+    CHECK(r.iterations == 0);
+    CHECK(out.rows() == 0);
+    r = spamm::sign(exec, a, out);
+    CHECK(r.converged);
+    CHECK(r.iterations == 0);
+    CHECK(out.kept_tiles() == 0);
+    const spamm::block_sparse_matrix<float, exec_space> af(exec, 0, 0, 32);
+    spamm::block_sparse_matrix<float, exec_space> outf(exec, 0, 0, 32);
+    CHECK(spamm::inverse_sqrt(exec, af, outf).converged);
+    CHECK(spamm::sign(exec, af, outf).converged);
+  }
+  SECTION("the input may be the result") {
+    const int n = 45;
+    const auto hs = overlap_chain(exec, n, 1.0);
+    matrix s = to_block_sparse<double>(exec, hs, 16);
+    const matrix s_copy = s;
+    matrix z(exec, n, n, 16);
+    spamm::inverse_sqrt(exec, s_copy, z);
+    spamm::inverse_sqrt(exec, s, s);
+    CHECK(diff_norm(dense_of(exec, s), dense_of(exec, z)) == 0.0);
+    CHECK(diff_norm(dense_of(exec, s_copy), hs) == 0.0);  // the old arrays are untouched
+  }
+  SECTION("S with a negative eigenvalue ends unconverged") {
+    // The overlap chain's eigenvalues lie in (0.46, 2.17); S - 1.2 I has both signs and a
+    // positive Gershgorin upper bound, so it is not refused.
+    const int n = 45;
+    auto hs = overlap_chain(exec, n, 1.0);
+    for (int i = 0; i < n; ++i) hs(i, i) -= 1.2;
+    const matrix s = to_block_sparse<double>(exec, hs, 16);
+    matrix z(exec, n, n, 16);
+    spamm::block_sparse_function_options opt;
+    opt.max_iterations = 200;
+    const auto r = spamm::inverse_sqrt(exec, s, z, opt);
+    INFO("iterations " << r.iterations << ", residual " << r.residual);
+    CHECK(r.bounds.upper > 0);
+    CHECK_FALSE(r.converged);
+    CHECK(r.iterations < opt.max_iterations);  // the divergence rule ended it
+    CHECK(r.residual > 2 * std::sqrt(double(n)));
+    // A tiny negative eigenvalue: the residual first falls, then rises; stagnation or
+    // divergence ends it.
+    const auto neg = random_with_spectrum(
+        [] {
+          std::vector<double> v(40, 1.0);
+          v[0] = -1e-6;
+          return v;
+        }(),
+        17);
+    const matrix sn = to_block_sparse<double>(exec, neg, 16);
+    matrix zn(exec, 40, 40, 16);
+    const auto rn = spamm::inverse_sqrt(exec, sn, zn, opt);
+    INFO("iterations " << rn.iterations << ", residual " << rn.residual);
+    CHECK_FALSE(rn.converged);
+    CHECK(rn.iterations < opt.max_iterations);
+  }
+  SECTION("A with an eigenvalue at 0 ends unconverged") {
+    for (const int n : {45, 150}) {
+      INFO("n " << n);
+      std::vector<double> values(std::size_t(n), 1.0);
+      for (int i = 0; i < n; i += 2) values[std::size_t(i)] = -0.5;
+      values[3] = 0.0;
+      // Diagonal: the eigenvalue at 0 is exactly 0 and stays so.
+      host_matrix<double> ha(n, n);
+      for (int i = 0; i < n; ++i) ha(i, i) = values[std::size_t(i)];
+      const matrix a = to_block_sparse<double>(exec, ha, 32);
+      matrix x(exec, n, n, 32);
+      spamm::block_sparse_function_options opt;
+      opt.max_iterations = 60;
+      const auto r = spamm::sign(exec, a, x, opt);
+      INFO("iterations " << r.iterations << ", residual " << r.residual);
+      CHECK_FALSE(r.converged);
+      CHECK(r.iterations <= opt.max_iterations);
+      CHECK(r.residual >= 1.0 - 1e-12);
+      // A = 0.
+      const matrix zero(exec, n, n, 32);
+      const auto r0 = spamm::sign(exec, zero, x, opt);
+      CHECK_FALSE(r0.converged);
+      CHECK(r0.iterations == opt.max_iterations);
+      CHECK(x.kept_tiles() == 0);
+    }
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE("block-sparse inverse_sqrt and sign refuse bad arguments",
+                           "[spamm][block_sparse][functions]") {
+  using exec_space = TestType;
+  using matrix = spamm::block_sparse_matrix<double, exec_space>;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  const matrix rect(exec, 40, 30, 16);
+  const auto sq = spamm::identity<double>(exec, 40, 16);
+  matrix out(exec, 40, 40, 16), out8(exec, 40, 40, 8), out30(exec, 30, 30, 16);
+  for (const bool is_sign : {false, true}) {
+    const std::string fn = is_sign ? "nearsparse::spamm::sign" : "nearsparse::spamm::inverse_sqrt";
+    const std::string in = is_sign ? "'A'" : "'S'", res = is_sign ? "'X'" : "'Z'";
+    INFO(fn);
+    const auto run = [&](const matrix& a, matrix& x,
+                         const spamm::block_sparse_function_options& o) {
+      return is_sign ? spamm::sign(exec, a, x, o) : spamm::inverse_sqrt(exec, a, x, o);
+    };
+    const spamm::block_sparse_function_options defaults;
+    CHECK_THROWS_WITH(run(rect, out, defaults),
+                      Contains(fn) && Contains(in) && Contains("40 x 30") && Contains("square"));
+    CHECK_THROWS_WITH(run(sq, out8, defaults),
+                      Contains(fn) && Contains(res) && Contains("tile 8") && Contains("tile 16"));
+    CHECK_THROWS_WITH(run(sq, out30, defaults),
+                      Contains(fn) && Contains(res) && Contains("30 x 30") && Contains("40 x 40"));
+    CHECK_THROWS_WITH(run(matrix(), out, defaults), Contains(fn) && Contains(in));
+    for (const char* which : {"tau", "drop", "res", "iter"}) {
+      spamm::block_sparse_function_options o;
+      std::string name;
+      if (which == std::string("tau")) {
+        o.tau = std::nan("");
+        name = "'options.tau'";
+      } else if (which == std::string("drop")) {
+        o.drop_tolerance = -1e-3;
+        name = "'options.drop_tolerance'";
+      } else if (which == std::string("res")) {
+        o.residual_tolerance = -1;
+        name = "'options.residual_tolerance'";
+      } else {
+        o.max_iterations = 0;
+        name = "'options.max_iterations'";
+      }
+      CHECK_THROWS_WITH(run(sq, out, o), Contains(fn) && Contains(name));
+    }
+    {
+      // Non-finite input: a stored tile norm that is Inf.
+      Kokkos::View<double*, typename exec_space::memory_space> norms("norms", sq.norms().extent(0));
+      Kokkos::deep_copy(exec, norms, std::numeric_limits<double>::infinity());
+      exec.fence();
+      const matrix bad(40, 40, 16, sq.row_map(), sq.column_indices(), sq.values(), norms);
+      CHECK_THROWS_WITH(run(bad, out, defaults),
+                        Contains(fn) && Contains(in) && Contains("non-finite"));
+    }
+    // A refused call leaves the result as it was.
+    matrix keep = sq;
+    CHECK_THROWS_AS(run(rect, keep, defaults), nearsparse::invalid_argument);
+    CHECK(keep.kept_tiles() == sq.kept_tiles());
+    CHECK(keep.values().data() == sq.values().data());
+  }
+  // inverse_sqrt: a Gershgorin upper bound <= 0 (S = -I) is not positive definite.
+  matrix minus;
+  spamm::add(exec, -1.0, sq, 0.0, sq, minus);
+  CHECK_THROWS_WITH(spamm::inverse_sqrt(exec, minus, out),
+                    Contains("nearsparse::spamm::inverse_sqrt") && Contains("'S'") &&
+                        Contains("upper bound -1") && Contains("not positive definite"));
+  // sign(-I) = -I is fine.
+  const auto r = spamm::sign(exec, minus, out);
+  CHECK(r.converged);
+  const auto id_host = dense_of(exec, sq);
+  CHECK(diff_norm(dense_of(exec, out), combination(-1.0, id_host, 0.0, id_host)) == 0.0);
 }

@@ -63,8 +63,9 @@
 // numeric O(kept products * tile^3 + tiles of C * tiles of A's row * log), and for the error
 // bound O(tiles whose products were all dropped * tiles of A's row * log) (with a large tau
 // this approaches the symbolic cost of a dense product); memory O(tiles of C * tile^2) plus
-// one int per output tile whose products were all dropped. The kernels
-// are the portable TeamPolicy ones on every backend (no vendor BLAS).
+// one int per output tile whose products were all dropped. The kernels are the portable
+// TeamPolicy ones on every backend; on the host spaces the tile products go through the host
+// BLAS where the build has it (block_sparse_multiply_options::implementation).
 //
 // Copies of a block_sparse_matrix share its arrays, as copies of a Kokkos::View do. multiply
 // gives C new arrays (it never writes into C's old ones), so other copies of C keep the old
@@ -80,6 +81,7 @@
 
 #include <nearsparse/core/crs_matrix.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/core/view_checks.hpp>
 #include <nearsparse/spamm/detail/block_sparse_kernels.hpp>
 
@@ -116,6 +118,10 @@ struct block_sparse_multiply_options {
   /// The drop rule applied to the result's tiles (relative: to the result's ||C||_F).
   double drop_tolerance = 0.0;
   drop_rule rule = drop_rule::relative;
+  /// Which code runs the tile products: on the host spaces (OpenMP, Serial) `automatic` and
+  /// `specialized` take the host BLAS (one gemm per kept product, threads over C's tiles) where
+  /// the build has OpenBLAS; `portable` (and every other backend) the TeamPolicy kernel.
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 
 /// What one block-sparse multiply did.
@@ -527,9 +533,9 @@ block_sparse_report multiply(const ExecSpace& exec,
   result.rows = c.rows();
   result.cols = c.cols();
   result.tile = c.tile();
-  const detail::product_counts counts =
-      detail::multiply_impl(exec, alpha, a.parts(), b.parts(), beta, c.parts(), options.tau,
-                            options.drop_tolerance, options.rule == drop_rule::relative, result);
+  const detail::product_counts counts = detail::multiply_impl(
+      exec, alpha, a.parts(), b.parts(), beta, c.parts(), options.tau, options.drop_tolerance,
+      options.rule == drop_rule::relative, result, fn, options.implementation);
   exec.fence();
   require(counts.non_finite == 0, fn, "A",
           nearsparse::detail::concat("times B (", detail::describe(a), " times ",

@@ -8,8 +8,10 @@
 // int64), tile column indices cols (ascending within a tile row), values (tile x tile per kept
 // tile, row-major, zero-padded at the edges) and one Frobenius norm per kept tile (double).
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -644,6 +646,55 @@ struct product_row_marker {
   }
 };
 
+/// The numeric phase of a block-sparse product on raw pointers, for a specialized path: tile q
+/// of C (tile row found in c_row_map, column c_cols[q]) becomes alpha * sum of the kept A[i,k]
+/// B[k,j] (norm product >= tau) + beta * C_old[i,j] (old arrays null when beta == 0), written to
+/// c_values + q * tile^2 with zeros outside the matrix; c_norms[q] its Frobenius norm and
+/// tile_bound[q] the sum of its dropped norm products.
+template <class Scalar>
+struct block_sparse_products {
+  int tile = 0, tile_rows = 0, rows = 0, cols = 0;
+  std::int64_t c_tiles = 0;
+  Scalar alpha = Scalar(1), beta = Scalar(0);
+  double tau = 0.0;
+  const std::int64_t *a_row_map = nullptr, *b_row_map = nullptr, *c_row_map = nullptr,
+                     *old_row_map = nullptr;
+  const int *a_cols = nullptr, *b_cols = nullptr, *c_cols = nullptr, *old_cols = nullptr;
+  const Scalar *a_values = nullptr, *b_values = nullptr, *old_values = nullptr;
+  const double *a_norms = nullptr, *b_norms = nullptr;
+  Scalar* c_values = nullptr;
+  double* c_norms = nullptr;
+  double* tile_bound = nullptr;
+};
+
+/// The specialized numeric phase, where the execution space has one that `choice` takes: returns
+/// true when it ran. This template (spaces without one) returns false, or throws
+/// nearsparse::unsupported for implementation::specialized; the host spaces overload it with the
+/// host BLAS path (src/spamm/host_block_sparse.cpp).
+template <class ExecSpace, class Scalar>
+bool block_sparse_products_specialized(const ExecSpace&, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<Scalar>&) {
+  nearsparse::detail::take_specialized_none<ExecSpace>(function, choice);
+  return false;
+}
+#ifdef KOKKOS_ENABLE_OPENMP
+bool block_sparse_products_specialized(const Kokkos::OpenMP& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<float>& p);
+bool block_sparse_products_specialized(const Kokkos::OpenMP& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<double>& p);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+bool block_sparse_products_specialized(const Kokkos::Serial& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<float>& p);
+bool block_sparse_products_specialized(const Kokkos::Serial& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<double>& p);
+#endif
+
 /// Counts of the multiply's phases.
 struct product_counts {
   std::int64_t kept_products = 0, candidate_products = 0;
@@ -660,7 +711,8 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
                              const block_sparse_parts<Scalar, MemorySpace>& b, Scalar beta,
                              const block_sparse_parts<Scalar, MemorySpace>& c, double tau,
                              double tolerance, bool relative,
-                             block_sparse_parts<Scalar, MemorySpace>& c_new) {
+                             block_sparse_parts<Scalar, MemorySpace>& c_new, const char* function,
+                             nearsparse::implementation choice) {
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
   using scratch_space = typename ExecSpace::scratch_memory_space;
@@ -837,76 +889,105 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
           if (len > longest) longest = len;
         },
         Kokkos::Max<int>(max_row));
-    const std::size_t list_bytes = list_view::shmem_size(std::size_t(max_row) + 1);
-    const int list_level = scratch_level(list_bytes);
-    const auto a_values = a.values;
-    const auto b_values = b.values;
-    const auto old_row_map = c.row_map;
-    const auto old_cols = c.cols_idx;
-    const auto old_values = c.values;
-    team_policy policy(exec, static_cast<int>(n_c), Kokkos::AUTO);
-    policy.set_scratch_size(list_level, Kokkos::PerTeam(list_bytes));
-    Kokkos::parallel_for(
-        "nearsparse::spamm::block_sparse::multiply_numeric", policy,
-        KOKKOS_LAMBDA(const member& team) {
-          list_view list(team.team_scratch(list_level), max_row + 1);
-          const std::int64_t p = team.league_rank();
-          const int i = tile_row_of(c_row_map, mt, p), j = c_cols(p);
-          const std::int64_t a0 = a_row_map(i);
-          const int la = static_cast<int>(a_row_map(i + 1) - a0);
-          // list(s): the tile of B kept with A's s-th tile of row i, or -1.
-          double dropped = 0.0;
-          nearsparse::detail::team_reduce_fenced(
-              team, la,
-              [&](const int s, double& sum) {
-                const int k = a_cols(a0 + s);
-                const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
-                std::int64_t keep = -1;
-                if (q >= 0) {
-                  const double np = a_norms(a0 + s) * b_norms(q);
-                  if (np >= tau) {
-                    keep = q;
-                  } else {
-                    sum += np;
+    block_sparse_products<Scalar> sp;
+    sp.tile = tile;
+    sp.tile_rows = mt;
+    sp.rows = m_rows;
+    sp.cols = n_cols;
+    sp.c_tiles = n_c;
+    sp.alpha = alpha;
+    sp.beta = beta;
+    sp.tau = tau;
+    sp.a_row_map = a.row_map.data();
+    sp.b_row_map = b.row_map.data();
+    sp.c_row_map = c_row_map.data();
+    sp.a_cols = a.cols_idx.data();
+    sp.b_cols = b.cols_idx.data();
+    sp.c_cols = c_cols.data();
+    sp.a_values = a.values.data();
+    sp.b_values = b.values.data();
+    sp.a_norms = a.norms.data();
+    sp.b_norms = b.norms.data();
+    if (with_c) {
+      sp.old_row_map = c.row_map.data();
+      sp.old_cols = c.cols_idx.data();
+      sp.old_values = c.values.data();
+    }
+    sp.c_values = c_values.data();
+    sp.c_norms = c_norms.data();
+    sp.tile_bound = tile_bound.data();
+    if (!block_sparse_products_specialized(exec, function, choice, sp)) {
+      const std::size_t list_bytes = list_view::shmem_size(std::size_t(max_row) + 1);
+      const int list_level = scratch_level(list_bytes);
+      const auto a_values = a.values;
+      const auto b_values = b.values;
+      const auto old_row_map = c.row_map;
+      const auto old_cols = c.cols_idx;
+      const auto old_values = c.values;
+      team_policy policy(exec, static_cast<int>(n_c), Kokkos::AUTO);
+      policy.set_scratch_size(list_level, Kokkos::PerTeam(list_bytes));
+      Kokkos::parallel_for(
+          "nearsparse::spamm::block_sparse::multiply_numeric", policy,
+          KOKKOS_LAMBDA(const member& team) {
+            list_view list(team.team_scratch(list_level), max_row + 1);
+            const std::int64_t p = team.league_rank();
+            const int i = tile_row_of(c_row_map, mt, p), j = c_cols(p);
+            const std::int64_t a0 = a_row_map(i);
+            const int la = static_cast<int>(a_row_map(i + 1) - a0);
+            // list(s): the tile of B kept with A's s-th tile of row i, or -1.
+            double dropped = 0.0;
+            nearsparse::detail::team_reduce_fenced(
+                team, la,
+                [&](const int s, double& sum) {
+                  const int k = a_cols(a0 + s);
+                  const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
+                  std::int64_t keep = -1;
+                  if (q >= 0) {
+                    const double np = a_norms(a0 + s) * b_norms(q);
+                    if (np >= tau) {
+                      keep = q;
+                    } else {
+                      sum += np;
+                    }
                   }
-                }
-                list(s) = keep;
-              },
-              dropped);
-          const std::int64_t old =
-              with_c ? find_tile(old_cols, old_row_map(i), old_row_map(i + 1), j) : -1;
-          const int r_end = (i + 1) * tile <= m_rows ? tile : m_rows - i * tile;
-          const int c_end = (j + 1) * tile <= n_cols ? tile : n_cols - j * tile;
-          double sq = 0.0;
-          nearsparse::detail::team_reduce_fenced(
-              team, tt,
-              [&](const int e, double& sum) {
-                const int r = e / tile, col = e % tile;
-                Scalar value = Scalar(0);
-                if (r < r_end && col < c_end) {
-                  Scalar acc = Scalar(0);
-                  for (int s = 0; s < la; ++s) {
-                    const std::int64_t q = list(s);
-                    if (q < 0) continue;
-                    const Scalar* a_row = a_values.data() + (a0 + s) * tt + r * tile;
-                    const Scalar* b_col = b_values.data() + q * tt + col;
-                    Scalar part = Scalar(0);
-                    for (int l = 0; l < tile; ++l) part += a_row[l] * b_col[l * tile];
-                    acc += part;
+                  list(s) = keep;
+                },
+                dropped);
+            const std::int64_t old =
+                with_c ? find_tile(old_cols, old_row_map(i), old_row_map(i + 1), j) : -1;
+            const int r_end = (i + 1) * tile <= m_rows ? tile : m_rows - i * tile;
+            const int c_end = (j + 1) * tile <= n_cols ? tile : n_cols - j * tile;
+            double sq = 0.0;
+            nearsparse::detail::team_reduce_fenced(
+                team, tt,
+                [&](const int e, double& sum) {
+                  const int r = e / tile, col = e % tile;
+                  Scalar value = Scalar(0);
+                  if (r < r_end && col < c_end) {
+                    Scalar acc = Scalar(0);
+                    for (int s = 0; s < la; ++s) {
+                      const std::int64_t q = list(s);
+                      if (q < 0) continue;
+                      const Scalar* a_row = a_values.data() + (a0 + s) * tt + r * tile;
+                      const Scalar* b_col = b_values.data() + q * tt + col;
+                      Scalar part = Scalar(0);
+                      for (int l = 0; l < tile; ++l) part += a_row[l] * b_col[l * tile];
+                      acc += part;
+                    }
+                    value = alpha * acc;
+                    if (old >= 0) value += beta * old_values(old * tt + e);
                   }
-                  value = alpha * acc;
-                  if (old >= 0) value += beta * old_values(old * tt + e);
-                }
-                c_values(p * tt + e) = value;
-                const double v = static_cast<double>(value);
-                sum += v * v;
-              },
-              sq);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            c_norms(p) = ::sqrt(sq);
-            tile_bound(p) = dropped;
+                  c_values(p * tt + e) = value;
+                  const double v = static_cast<double>(value);
+                  sum += v * v;
+                },
+                sq);
+            Kokkos::single(Kokkos::PerTeam(team), [&]() {
+              c_norms(p) = ::sqrt(sq);
+              tile_bound(p) = dropped;
+            });
           });
-        });
+    }
     double sq = 0.0;
     Kokkos::parallel_reduce(
         "nearsparse::spamm::block_sparse::multiply_bound",
