@@ -132,29 +132,6 @@ host_structure structure_of(const spamm::block_sparse_matrix<Scalar, Exec>& a) {
   return s;
 }
 
-/// Copy bandwidth (bytes read + written per second) on exec, measured once per process per
-/// space: median of 10 copies of 64 MiB (4 MiB in smoke runs).
-template <class Exec>
-double copy_bandwidth(const Exec& exec) {
-  static const double measured = [&] {
-    const std::size_t n = pick<std::size_t>(std::size_t(8) << 20, std::size_t(1) << 19);
-    Kokkos::View<double*, typename Exec::memory_space> x("bw.x", n), y("bw.y", n);
-    Kokkos::deep_copy(exec, x, 1.0);
-    std::vector<double> t;
-    for (int i = 0; i < 12; ++i) {
-      auto copy = [&] {
-        Kokkos::parallel_for(
-            "nearsparse::perf::copy", Kokkos::RangePolicy<Exec>(exec, 0, n),
-            KOKKOS_LAMBDA(const std::size_t k) { y(k) = x(k); });
-      };
-      const double s = nearsparse::perf::time_call(exec, copy);
-      if (i >= 2) t.push_back(s);
-    }
-    return 2.0 * 8.0 * double(n) / nearsparse::perf::median(t);
-  }();
-  return measured;
-}
-
 template <class Exec>
 constexpr bool is_cuda() {
 #ifdef KOKKOS_ENABLE_CUDA
@@ -227,7 +204,7 @@ void set_case_counters(benchmark::State& state, const Exec& exec, const bs_case&
     state.counters["c_bytes"] = c_bytes;
     if (c_kept > 0) state.counters["c_bytes_ratio"] = c_bytes / (c_kept * per_tile);
   }
-  const double bandwidth = copy_bandwidth(exec);
+  const double bandwidth = nearsparse::perf::copy_bandwidth(exec);
   const double bytes = (2.0 * kept + double(su.s.c_tiles)) * tt * sizeof(Scalar);
   double floor = bytes / bandwidth;
   if (is_cuda<Exec>())

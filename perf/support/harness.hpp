@@ -158,4 +158,43 @@ void compare_many(benchmark::State& state, const Exec& exec, Ours&& ours,
   state.SetLabel(label);
 }
 
+/// Copy bandwidth (bytes read + written per second) of a large array on exec: the memory floor
+/// of the benchmarks that print one. The better of a copy kernel and Kokkos::deep_copy (cudaMemcpy
+/// on a GPU), median of 10 copies of 512 MiB (4 MiB in smoke runs) each.
+template <class Exec>
+double measure_copy_bandwidth(const Exec& exec) {
+  const std::size_t n = pick<std::size_t>(std::size_t(64) << 20, std::size_t(1) << 19);
+  Kokkos::View<double*, typename Exec::memory_space> a("bw.a", n), b("bw.b", n);
+  Kokkos::deep_copy(exec, a, 1.0);
+  std::vector<double> t;
+  for (int i = 0; i < 12; ++i) {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    Kokkos::parallel_for(
+        "nearsparse::perf::copy", Kokkos::RangePolicy<Exec>(exec, 0, n),
+        KOKKOS_LAMBDA(const std::size_t k) { b(k) = a(k); });
+    exec.fence();
+    if (i >= 2)
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<double> t_copy;
+  for (int i = 0; i < 12; ++i) {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    Kokkos::deep_copy(exec, b, a);
+    exec.fence();
+    if (i >= 2)
+      t_copy.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * 8.0 * double(n) / std::min(median(t), median(t_copy));
+}
+
+/// measure_copy_bandwidth, measured once per process and execution space type.
+template <class Exec>
+double copy_bandwidth(const Exec& exec) {
+  static const double measured = measure_copy_bandwidth(exec);
+  return measured;
+}
+
 }  // namespace nearsparse::perf

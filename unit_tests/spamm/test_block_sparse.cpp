@@ -380,8 +380,8 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse multiply against a dense reference",
   using exec_space = TestType;
   const exec_space exec;
   const std::uint64_t seed = nearsparse::test::fresh_seed();
-  // Every case on the portable kernel and on the space's specialized tile products (the host
-  // BLAS on OpenMP and Serial; the portable kernel again where there is none).
+  // Every case on the portable kernel and on the space's specialized tile products (the CUDA
+  // kernel, the host BLAS on OpenMP and Serial; the portable kernel again where there is none).
   const auto impl =
       GENERATE(nearsparse::implementation::automatic, nearsparse::implementation::portable);
   INFO(exec_space::name() << ", seed " << seed << ", " << nearsparse::to_string(impl));
@@ -637,12 +637,13 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse functions refuse bad arguments",
   const auto before = dense_of(exec, c);
   CHECK_THROWS(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt = {-2.0, 0.0}));
   CHECK(diff_norm(dense_of(exec, c), before) == 0.0);
-  // implementation::specialized: the host BLAS on the host spaces where the build has it, refused
-  // (naming the function) where the space has no specialized tile products.
+  // implementation::specialized: the CUDA kernel, the host BLAS on the host spaces where the
+  // build has it, refused (naming the function) where the space has no specialized tile products.
   mopt = {};
   mopt.implementation = nearsparse::implementation::specialized;
-  if (std::is_same<typename exec_space::memory_space, Kokkos::HostSpace>::value &&
-      nearsparse::detail::host_blas::available()) {
+  if (std::string(exec_space::name()) == "Cuda" ||
+      (std::is_same<typename exec_space::memory_space, Kokkos::HostSpace>::value &&
+       nearsparse::detail::host_blas::available())) {
     CHECK_NOTHROW(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt));
   } else {
     CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt), nearsparse::unsupported);

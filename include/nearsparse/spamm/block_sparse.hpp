@@ -64,8 +64,9 @@
 // bound O(tiles whose products were all dropped * tiles of A's row * log) (with a large tau
 // this approaches the symbolic cost of a dense product); memory O(tiles of C * tile^2) plus
 // one int per output tile whose products were all dropped. The kernels are the portable
-// TeamPolicy ones on every backend; on the host spaces the tile products go through the host
-// BLAS where the build has it (block_sparse_multiply_options::implementation).
+// TeamPolicy ones on every backend; the tile products run on a CUDA kernel of their own, and on
+// the host spaces through the host BLAS where the build has it
+// (block_sparse_multiply_options::implementation).
 //
 // Copies of a block_sparse_matrix share its arrays, as copies of a Kokkos::View do. multiply
 // gives C new arrays (it never writes into C's old ones), so other copies of C keep the old
@@ -118,9 +119,11 @@ struct block_sparse_multiply_options {
   /// The drop rule applied to the result's tiles (relative: to the result's ||C||_F).
   double drop_tolerance = 0.0;
   drop_rule rule = drop_rule::relative;
-  /// Which code runs the tile products: on the host spaces (OpenMP, Serial) `automatic` and
-  /// `specialized` take the host BLAS (one gemm per kept product, threads over C's tiles) where
-  /// the build has OpenBLAS; `portable` (and every other backend) the TeamPolicy kernel.
+  /// Which code runs the tile products: `automatic` and `specialized` take, on CUDA, a kernel
+  /// with one thread block per tile of C accumulating its kept products in registers, and on
+  /// the host spaces (OpenMP, Serial) the host BLAS (one gemm per kept product, threads over C's
+  /// tiles) where the build has OpenBLAS; `portable` (and every other backend) the TeamPolicy
+  /// kernel.
   nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 

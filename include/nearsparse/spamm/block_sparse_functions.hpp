@@ -264,6 +264,24 @@ struct newton_schulz_watch {
     history[1] = residual;
     return stuck;
   }
+
+  /// The end test after a step's residual: records the iteration count and the residual in the
+  /// report, sets converged (residual <= tolerance sqrt(N)) or stagnated (not when diverged),
+  /// and returns whether the iteration ends.
+  bool ends(block_sparse_function_report& report, int k, double residual, double filtered,
+            double tolerance) {
+    report.iterations = k + 1;
+    report.residual = residual;
+    if (residual <= tolerance * sqrt_n) {
+      report.converged = true;
+      return true;
+    }
+    if (diverged(residual) || stagnated(residual, filtered)) {
+      report.stagnated = !diverged(residual);
+      return true;
+    }
+    return false;
+  }
 };
 
 template <class Scalar, class ExecSpace>
@@ -468,17 +486,8 @@ block_sparse_function_report inverse_sqrt(const ExecSpace& exec,
     add(exec, Scalar(1), id, Scalar(-1), p, diff, exact_add);
     const double residual = frobenius_norm(exec, diff);
     detail::record_product(report, zy, p, trace(exec, p), k, "zy", residual);
-    report.iterations = k + 1;
-    report.residual = residual;
     filtered += zy.error_bound + zy.dropped_norm;
-    if (residual <= options.residual_tolerance * watch.sqrt_n) {
-      report.converged = true;
-      break;
-    }
-    if (watch.diverged(residual) || watch.stagnated(residual, filtered)) {
-      report.stagnated = !watch.diverged(residual);
-      break;
-    }
+    if (watch.ends(report, k, residual, filtered, options.residual_tolerance)) break;
     // T = (3I - Z Y) / 2, Y <- Y T, Z <- T Z.
     const block_sparse_add_report made_t = add(exec, Scalar(1.5), id, Scalar(-0.5), p, t, aopt);
     report.steps.back().dropped_norm += made_t.dropped_norm;
@@ -551,17 +560,8 @@ block_sparse_function_report sign(const ExecSpace& exec,
     add(exec, Scalar(1), x2, Scalar(-1), id, diff, exact_add);
     const double residual = frobenius_norm(exec, diff);
     detail::record_product(report, sq, x2, trace(exec, x2), k, "x^2", residual);
-    report.iterations = k + 1;
-    report.residual = residual;
     filtered += sq.error_bound + sq.dropped_norm;
-    if (residual <= options.residual_tolerance * watch.sqrt_n) {
-      report.converged = true;
-      break;
-    }
-    if (watch.diverged(residual) || watch.stagnated(residual, filtered)) {
-      report.stagnated = !watch.diverged(residual);
-      break;
-    }
+    if (watch.ends(report, k, residual, filtered, options.residual_tolerance)) break;
     // T = (3I - X^2) / 2, X <- X T.
     const block_sparse_add_report made_t = add(exec, Scalar(1.5), id, Scalar(-0.5), x2, t, aopt);
     report.steps.back().dropped_norm += made_t.dropped_norm;

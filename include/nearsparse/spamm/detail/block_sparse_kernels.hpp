@@ -669,8 +669,8 @@ struct block_sparse_products {
 
 /// The specialized numeric phase, where the execution space has one that `choice` takes: returns
 /// true when it ran. This template (spaces without one) returns false, or throws
-/// nearsparse::unsupported for implementation::specialized; the host spaces overload it with the
-/// host BLAS path (src/spamm/host_block_sparse.cpp).
+/// nearsparse::unsupported for implementation::specialized; CUDA overloads it with a kernel of
+/// its own and the host spaces with the host BLAS path (src/spamm/host_block_sparse.cpp).
 template <class ExecSpace, class Scalar>
 bool block_sparse_products_specialized(const ExecSpace&, const char* function,
                                        nearsparse::implementation choice,
@@ -678,6 +678,15 @@ bool block_sparse_products_specialized(const ExecSpace&, const char* function,
   nearsparse::detail::take_specialized_none<ExecSpace>(function, choice);
   return false;
 }
+#ifdef KOKKOS_ENABLE_CUDA
+// The CUDA kernel (src/spamm/cuda_block_sparse.cpp).
+bool block_sparse_products_specialized(const Kokkos::Cuda& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<float>& p);
+bool block_sparse_products_specialized(const Kokkos::Cuda& exec, const char* function,
+                                       nearsparse::implementation choice,
+                                       const block_sparse_products<double>& p);
+#endif
 #ifdef KOKKOS_ENABLE_OPENMP
 bool block_sparse_products_specialized(const Kokkos::OpenMP& exec, const char* function,
                                        nearsparse::implementation choice,
