@@ -260,7 +260,7 @@ double relative_difference(const Exec& exec, const XValues& x, const tile_struct
   double d = 0, r = 0, d_missing = 0;
   Kokkos::parallel_reduce(
       "nearsparse::perf::block_sparse_diff",
-      Kokkos::RangePolicy<Exec>(exec, 0, std::int64_t(nx) * tt),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(nx) * tt),
       KOKKOS_LAMBDA(const std::int64_t k, double& s) {
         const std::int64_t q = map(k / tt);
         const double b = q >= 0 ? double(y(q * tt + k % tt)) : 0.0;
@@ -270,11 +270,11 @@ double relative_difference(const Exec& exec, const XValues& x, const tile_struct
       d);
   Kokkos::parallel_reduce(
       "nearsparse::perf::block_sparse_norm",
-      Kokkos::RangePolicy<Exec>(exec, 0, std::int64_t(ny) * tt),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(ny) * tt),
       KOKKOS_LAMBDA(const std::int64_t k, double& s) { s += double(y(k)) * double(y(k)); }, r);
   Kokkos::parallel_reduce(
       "nearsparse::perf::block_sparse_missing",
-      Kokkos::RangePolicy<Exec>(exec, 0, std::int64_t(ny) * tt),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(ny) * tt),
       KOKKOS_LAMBDA(const std::int64_t k, double& s) {
         if (!covered(k / tt)) s += double(y(k)) * double(y(k));
       },

@@ -232,29 +232,6 @@ void bench_cuda(benchmark::State& state, const diag_case& c) {
 }
 #endif
 
-/// Copy bandwidth (bytes read + written per second) on exec, measured once per process: the
-/// memory floor of the host cases. Median of 10 copies of 64 MiB (4 MiB in smoke runs).
-template <class Exec>
-double copy_bandwidth(const Exec& exec) {
-  static const double measured = [&] {
-    const std::size_t n = pick<std::size_t>(std::size_t(8) << 20, std::size_t(1) << 19);
-    Kokkos::View<double*, typename Exec::memory_space> x("bw.x", n), y("bw.y", n);
-    Kokkos::deep_copy(exec, x, 1.0);
-    std::vector<double> t;
-    for (int i = 0; i < 12; ++i) {
-      auto copy = [&] {
-        Kokkos::parallel_for(
-            "nearsparse::perf::copy", Kokkos::RangePolicy<Exec>(exec, 0, n),
-            KOKKOS_LAMBDA(const std::size_t k) { y(k) = x(k); });
-      };
-      const double s = nearsparse::perf::time_call(exec, copy);
-      if (i >= 2) t.push_back(s);
-    }
-    return 2.0 * 8.0 * double(n) / nearsparse::perf::median(t);
-  }();
-  return measured;
-}
-
 /// The host cases: ours is the whole HM product (the host kernel); the baselines are the same
 /// call on Kokkos::Serial and Kokkos Kernels spgemm (symbolic + numeric) on CSR copies. Variants
 /// timed alongside: the HM product with a reused plan, the portable kernels (whole and with the
@@ -303,7 +280,7 @@ void bench_host(benchmark::State& state, const diag_case& c) {
   }
   const double bytes = 8.0 * double(a.stored_count() + b.stored_count() + plan.c_stored_count());
   nearsparse::perf::compare_many(state, exec, ours, others, workload{plan.flops(), bytes}, 1);
-  const double bandwidth = copy_bandwidth(exec);
+  const double bandwidth = nearsparse::perf::copy_bandwidth(exec);
   const double t = state.counters["t"];
   state.counters["bandwidth_GBs"] = bandwidth * 1e-9;
   state.counters["floor_t"] = bytes / bandwidth;

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(threads_per_block)
       std::int64_t bq = find_column_dev(p.b_cols, p.b_row_map[k], p.b_row_map[k + 1], j);
       if (bq >= 0) {
         const double np = p.a_norms[ap] * p.b_norms[bq];
-        if (np < p.tau) {
+        if (!(np >= p.tau)) {  // as the symbolic phase: kept when >= tau
           dropped += np;
           bq = -1;
         }

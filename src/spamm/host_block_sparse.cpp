@@ -43,7 +43,7 @@ void tile_products(const block_sparse_products<Scalar>& p, std::int64_t q) {
     const std::int64_t bq = find_column(p.b_cols, p.b_row_map[k], p.b_row_map[k + 1], j);
     if (bq < 0) continue;
     const double np = p.a_norms[ap] * p.b_norms[bq];
-    if (np < p.tau) {
+    if (!(np >= p.tau)) {  // as the symbolic phase: kept when >= tau
       dropped += np;
       continue;
     }
