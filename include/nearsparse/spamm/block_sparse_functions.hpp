@@ -206,18 +206,30 @@ struct block_sparse_function_report {
 namespace detail {
 
 inline void check_function_options(const char* fn, const block_sparse_function_options& options) {
-  require(std::isfinite(options.tau) && options.tau >= 0, fn, "options.tau",
-          nearsparse::detail::concat("is ", options.tau, "; it must be finite and >= 0"));
-  require(
-      std::isfinite(options.drop_tolerance) && options.drop_tolerance >= 0, fn,
-      "options.drop_tolerance",
-      nearsparse::detail::concat("is ", options.drop_tolerance, "; it must be finite and >= 0"));
-  require(std::isfinite(options.residual_tolerance) && options.residual_tolerance >= 0, fn,
-          "options.residual_tolerance",
-          nearsparse::detail::concat("is ", options.residual_tolerance,
-                                     "; it must be finite and >= 0"));
+  require_nonnegative(fn, "options.tau", options.tau);
+  require_nonnegative(fn, "options.drop_tolerance", options.drop_tolerance);
+  require_nonnegative(fn, "options.residual_tolerance", options.residual_tolerance);
   require(options.max_iterations >= 1, fn, "options.max_iterations",
           nearsparse::detail::concat("is ", options.max_iterations, "; it must be at least 1"));
+}
+
+/// The products of an iteration: filtered at options.tau, then options.drop_tolerance relative
+/// to the product's norm.
+inline block_sparse_multiply_options function_product_options(
+    const block_sparse_function_options& options) {
+  block_sparse_multiply_options m;
+  m.tau = options.tau;
+  m.drop_tolerance = options.drop_tolerance;
+  m.rule = drop_rule::relative;
+  return m;
+}
+
+/// The sums of an iteration (2X - X^2, T = (3I - P) / 2): the same relative drop rule.
+inline block_sparse_add_options function_sum_options(const block_sparse_function_options& options) {
+  block_sparse_add_options a;
+  a.drop_tolerance = options.drop_tolerance;
+  a.rule = drop_rule::relative;
+  return a;
 }
 
 /// The input `in` must be square and finite, the result `out` of its extents and tile.
@@ -353,13 +365,8 @@ block_sparse_function_report sp2(const ExecSpace& exec,
 
   const double occ = static_cast<double>(occupied);
   const double norm_d = std::max(1.0, std::sqrt(occ));
-  block_sparse_multiply_options mopt;
-  mopt.tau = options.tau;
-  mopt.drop_tolerance = options.drop_tolerance;
-  mopt.rule = drop_rule::relative;
-  block_sparse_add_options aopt;
-  aopt.drop_tolerance = options.drop_tolerance;
-  aopt.rule = drop_rule::relative;
+  const block_sparse_multiply_options mopt = detail::function_product_options(options);
+  const block_sparse_add_options aopt = detail::function_sum_options(options);
   block_sparse_add_options exact_add;  // the residual: no drop beyond exact zeros
 
   // X0 = (e_max I - H) / (e_max - e_min).
@@ -465,13 +472,8 @@ block_sparse_function_report inverse_sqrt(const ExecSpace& exec,
           nearsparse::detail::concat("(", detail::describe(s), ") has the Gershgorin upper bound ",
                                      report.bounds.upper, "; it is not positive definite"));
   const double c = 1.0 / report.bounds.upper;
-  block_sparse_multiply_options mopt;
-  mopt.tau = options.tau;
-  mopt.drop_tolerance = options.drop_tolerance;
-  mopt.rule = drop_rule::relative;
-  block_sparse_add_options aopt;
-  aopt.drop_tolerance = options.drop_tolerance;
-  aopt.rule = drop_rule::relative;
+  const block_sparse_multiply_options mopt = detail::function_product_options(options);
+  const block_sparse_add_options aopt = detail::function_sum_options(options);
   block_sparse_add_options exact_add;  // the residual and the scalings: no drop
 
   const matrix id = identity<Scalar>(exec, n, tile);
@@ -539,13 +541,8 @@ block_sparse_function_report sign(const ExecSpace& exec,
   report.bounds = gershgorin_bounds(exec, a);
   double bound = std::max(std::abs(report.bounds.lower), std::abs(report.bounds.upper));
   if (!(bound > 0)) bound = 1.0;  // A = 0: sign(0) is undefined; the iteration ends unconverged
-  block_sparse_multiply_options mopt;
-  mopt.tau = options.tau;
-  mopt.drop_tolerance = options.drop_tolerance;
-  mopt.rule = drop_rule::relative;
-  block_sparse_add_options aopt;
-  aopt.drop_tolerance = options.drop_tolerance;
-  aopt.rule = drop_rule::relative;
+  const block_sparse_multiply_options mopt = detail::function_product_options(options);
+  const block_sparse_add_options aopt = detail::function_sum_options(options);
   block_sparse_add_options exact_add;  // the residual and the scaling: no drop
 
   const matrix id = identity<Scalar>(exec, n, tile);
