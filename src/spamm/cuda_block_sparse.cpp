@@ -5,7 +5,7 @@
 // back between products. The portable kernel forms every entry as its own dot product from
 // global memory; batched GEMM over the same products writes each C tile once per product.
 #include <nearsparse/core/detail/dispatch.hpp>
-#include <nearsparse/spamm/detail/block_sparse_kernels.hpp>
+#include <nearsparse/spamm/detail/block_sparse_multiply.hpp>
 
 #include "../core/cuda/check.hpp"
 

@@ -5,7 +5,7 @@
 // kernel forms each entry as a dot product over k with B read down a column, which the host's
 // caches and vector units serve poorly; a gemm on 64 x 64 tiles runs near the core's peak.
 #include <nearsparse/core/detail/host_blas.hpp>
-#include <nearsparse/spamm/detail/block_sparse_kernels.hpp>
+#include <nearsparse/spamm/detail/block_sparse_multiply.hpp>
 
 #include <Kokkos_Core.hpp>
 

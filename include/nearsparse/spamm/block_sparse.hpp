@@ -84,7 +84,8 @@
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/implementation.hpp>
 #include <nearsparse/core/view_checks.hpp>
-#include <nearsparse/spamm/detail/block_sparse_kernels.hpp>
+#include <nearsparse/spamm/detail/block_sparse_conversions.hpp>
+#include <nearsparse/spamm/detail/block_sparse_multiply.hpp>
 
 #include <Kokkos_Core.hpp>
 

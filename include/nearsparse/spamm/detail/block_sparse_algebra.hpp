@@ -4,7 +4,7 @@
 // kernel is a labelled RangePolicy or TeamPolicy on the caller's execution space instance and
 // runs on every backend; none allocates more than O(tile rows + stored tiles * tile^2).
 
-#include <nearsparse/spamm/detail/block_sparse_kernels.hpp>
+#include <nearsparse/spamm/detail/block_sparse_parts.hpp>
 
 #include <Kokkos_Core.hpp>
 

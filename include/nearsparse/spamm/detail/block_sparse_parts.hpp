@@ -1,0 +1,277 @@
+#pragma once
+// The arrays of a block-sparse (block-CSR) SpAMM matrix (spamm/block_sparse.hpp) and the kernels
+// every block-sparse operation shares: allocation, scans, tile norms and the drop rule's
+// compaction. Every kernel is a labelled RangePolicy or TeamPolicy on the caller's execution
+// space instance, written as a named functor, and runs on every backend.
+//
+// The arrays of one matrix (block_sparse_parts): tile row pointers row_map (tile_rows + 1,
+// int64), tile column indices cols (ascending within a tile row), values (tile x tile per kept
+// tile, row-major, zero-padded at the edges) and one Frobenius norm per kept tile (double).
+
+#include <nearsparse/core/detail/team_reduce.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace nearsparse::spamm::detail {
+
+/// The arrays and extents of one block-sparse matrix.
+template <class Scalar, class MemorySpace>
+struct block_sparse_parts {
+  int rows = 0, cols = 0, tile = 64;
+  Kokkos::View<std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<int*, MemorySpace> cols_idx;
+  Kokkos::View<Scalar*, MemorySpace> values;
+  Kokkos::View<double*, MemorySpace> norms;
+  double dropped_norm = 0.0;
+
+  int tile_rows() const { return (rows + tile - 1) / tile; }
+  int tile_cols() const { return (cols + tile - 1) / tile; }
+};
+
+/// Team scratch holding `bytes`: fast (level 0) scratch up to 32 KiB, level 1 beyond.
+inline int scratch_level(std::size_t bytes) {
+  return bytes <= 32768 ? 0 : 1;
+}
+
+template <class T, class MemorySpace, class ExecSpace>
+Kokkos::View<T*, MemorySpace> bs_alloc(const ExecSpace& exec, const char* label, std::size_t n) {
+  return Kokkos::View<T*, MemorySpace>(Kokkos::view_alloc(exec, std::string(label)), n);
+}
+
+template <class T, class MemorySpace, class ExecSpace>
+Kokkos::View<T*, MemorySpace> bs_alloc_raw(const ExecSpace& exec, const char* label,
+                                           std::size_t n) {
+  return Kokkos::View<T*, MemorySpace>(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n);
+}
+
+/// New column indices, norms and values (contents unset) for `count` tiles of m's tile size.
+template <class ExecSpace, class Scalar, class MemorySpace>
+void allocate_tiles(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m,
+                    std::int64_t count) {
+  const std::size_t tt = std::size_t(m.tile) * std::size_t(m.tile);
+  m.cols_idx = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
+                                              std::size_t(count));
+  m.norms = bs_alloc_raw<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms",
+                                              std::size_t(count));
+  m.values = bs_alloc_raw<Scalar, MemorySpace>(exec, "nearsparse::spamm::block_sparse::values",
+                                               std::size_t(count) * tt);
+}
+
+/// v(i) on the host (waits for exec).
+template <class ExecSpace, class View>
+typename View::non_const_value_type read_back(const ExecSpace& exec, const View& v, std::size_t i) {
+  Kokkos::View<typename View::non_const_value_type, Kokkos::HostSpace> h(
+      "nearsparse::spamm::block_sparse::read_back");
+  Kokkos::deep_copy(exec, h, Kokkos::subview(v, i));
+  exec.fence();
+  return h();
+}
+
+KOKKOS_INLINE_FUNCTION int popcount32(std::uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+  return static_cast<int>((x * 0x01010101u) >> 24);
+}
+
+/// Writes base + the position of each set bit of `word`, lowest first, to cols(out), cols(out +
+/// 1), ...; returns the position after the last written. With `base` the tile column of the
+/// word's bit 0, the set bits of a bitmap word become ascending tile column indices.
+template <class ColView>
+KOKKOS_INLINE_FUNCTION std::int64_t write_set_bits(std::uint32_t word, int base,
+                                                   const ColView& cols, std::int64_t out) {
+  while (word != 0u) {
+    cols(out++) = base + popcount32((word & (~word + 1u)) - 1u);  // the lowest set bit's position
+    word &= word - 1u;
+  }
+  return out;
+}
+
+/// Position of column j in cols[begin, end) (ascending), or -1.
+template <class ColView>
+KOKKOS_INLINE_FUNCTION std::int64_t find_tile(const ColView& cols, std::int64_t begin,
+                                              std::int64_t end, int j) {
+  std::int64_t lo = begin, hi = end;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (cols(mid) < j) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return (lo < end && cols(lo) == j) ? lo : std::int64_t(-1);
+}
+
+/// The tile row holding stored tile p: the largest i < tile_rows with row_map(i) <= p.
+template <class RowMap>
+KOKKOS_INLINE_FUNCTION int tile_row_of(const RowMap& row_map, int tile_rows, std::int64_t p) {
+  int lo = 0, hi = tile_rows;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (row_map(mid) <= p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// Exclusive prefix sums of counts (n) into offsets (n + 1, offsets(n) the total); returns the
+/// total (waits for exec).
+template <class ExecSpace, class CountView, class OffsetView>
+std::int64_t exclusive_scan(const ExecSpace& exec, const char* label, const CountView& counts,
+                            const OffsetView& offsets, int n) {
+  if (n > 0) {
+    Kokkos::parallel_scan(
+        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(const int i, std::int64_t& update, const bool final) {
+          if (final) offsets(i) = update;
+          update += static_cast<std::int64_t>(counts(i));
+          if (final && i == n - 1) offsets(n) = update;
+        });
+  } else {
+    Kokkos::deep_copy(exec, offsets, std::int64_t(0));
+  }
+  return read_back(exec, offsets, std::size_t(n));
+}
+
+/// Frobenius norm of every stored tile of m, into m.norms.
+template <class ExecSpace, class Scalar, class MemorySpace>
+void compute_tile_norms(const ExecSpace& exec, const block_sparse_parts<Scalar, MemorySpace>& m) {
+  const int n = static_cast<int>(m.cols_idx.extent(0));
+  if (n == 0) return;
+  using team_policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename team_policy::member_type;
+  const int tt = m.tile * m.tile;
+  const auto values = m.values;
+  const auto norms = m.norms;
+  Kokkos::parallel_for(
+      "nearsparse::spamm::block_sparse::tile_norms", team_policy(exec, n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member& team) {
+        const std::int64_t p = team.league_rank();
+        const Scalar* tile_values = values.data() + p * tt;
+        double sum = 0.0;
+        nearsparse::detail::team_reduce_fenced(
+            team, tt,
+            [&](const int e, double& s) {
+              const double v = static_cast<double>(tile_values[e]);
+              s += v * v;
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { norms(p) = ::sqrt(sum); });
+      });
+}
+
+/// Sum of the squares of a norm array and the count of its non-finite entries (waits).
+template <class ExecSpace, class NormView>
+double sum_of_squares(const ExecSpace& exec, const NormView& norms, std::int64_t& non_finite) {
+  const int n = static_cast<int>(norms.extent(0));
+  double sum = 0.0;
+  std::int64_t bad = 0;
+  if (n > 0) {
+    Kokkos::parallel_reduce(
+        "nearsparse::spamm::block_sparse::sum_of_squares",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(const int p, double& s) { s += norms(p) * norms(p); }, sum);
+    Kokkos::parallel_reduce(
+        "nearsparse::spamm::block_sparse::count_non_finite",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+        KOKKOS_LAMBDA(const int p, std::int64_t& c) {
+          const double x = norms(p);
+          if (!(x - x == 0.0)) ++c;  // NaN and Inf
+        },
+        bad);
+  }
+  non_finite = bad;
+  return sum;
+}
+
+/// The drop rule: removes the stored tiles of m whose norm is 0 or below `threshold` (a tile is
+/// kept when norm > 0 and norm >= threshold). Returns the sum of the squared norms of the tiles
+/// dropped; `dropped` receives their count.
+template <class ExecSpace, class Scalar, class MemorySpace>
+double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m, double threshold,
+               std::int64_t& dropped) {
+  const int n = static_cast<int>(m.cols_idx.extent(0));
+  dropped = 0;
+  if (n == 0) return 0.0;
+  const auto norms = m.norms;
+  const auto cols_idx = m.cols_idx;
+  const auto values = m.values;
+  const auto row_map = m.row_map;
+  auto prefix = bs_alloc_raw<std::int64_t, MemorySpace>(
+      exec, "nearsparse::spamm::block_sparse::compact_prefix", std::size_t(n) + 1);
+  Kokkos::parallel_scan(
+      "nearsparse::spamm::block_sparse::compact_scan", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int p, std::int64_t& update, const bool final) {
+        if (final) prefix(p) = update;
+        const double x = norms(p);
+        update += (x > 0.0 && x >= threshold) ? 1 : 0;
+        if (final && p == n - 1) prefix(n) = update;
+      });
+  const std::int64_t kept = read_back(exec, prefix, std::size_t(n));
+  if (kept == n) return 0.0;
+  dropped = n - kept;
+  double dropped_sq = 0.0;
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::block_sparse::dropped_norm", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int p, double& s) {
+        const double x = norms(p);
+        if (!(x > 0.0 && x >= threshold)) s += x * x;
+      },
+      dropped_sq);
+  const int tile_rows = m.tile_rows();
+  const std::int64_t tt = std::int64_t(m.tile) * m.tile;
+  auto new_row_map = bs_alloc_raw<std::int64_t, MemorySpace>(
+      exec, "nearsparse::spamm::block_sparse::row_map", std::size_t(tile_rows) + 1);
+  auto new_cols = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
+                                                 std::size_t(kept));
+  auto new_norms = bs_alloc_raw<double, MemorySpace>(exec, "nearsparse::spamm::block_sparse::norms",
+                                                     std::size_t(kept));
+  auto new_values = bs_alloc_raw<Scalar, MemorySpace>(
+      exec, "nearsparse::spamm::block_sparse::values", std::size_t(kept * tt));
+  Kokkos::parallel_for(
+      "nearsparse::spamm::block_sparse::compact_row_map",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, tile_rows + 1),
+      KOKKOS_LAMBDA(const int i) { new_row_map(i) = prefix(row_map(i)); });
+  Kokkos::parallel_for(
+      "nearsparse::spamm::block_sparse::compact_tiles", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(const int p) {
+        const double x = norms(p);
+        if (x > 0.0 && x >= threshold) {
+          new_cols(prefix(p)) = cols_idx(p);
+          new_norms(prefix(p)) = x;
+        }
+      });
+  if (kept > 0) {
+    Kokkos::parallel_for(
+        "nearsparse::spamm::block_sparse::compact_values",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n * tt),
+        KOKKOS_LAMBDA(const std::int64_t e) {
+          const std::int64_t p = e / tt;
+          const double x = norms(p);
+          if (x > 0.0 && x >= threshold) new_values(prefix(p) * tt + e % tt) = values(e);
+        });
+  }
+  exec.fence();
+  m.row_map = new_row_map;
+  m.cols_idx = new_cols;
+  m.norms = new_norms;
+  m.values = new_values;
+  return dropped_sq;
+}
+
+/// The threshold of the drop rule: tolerance, or tolerance * sqrt(norm_sq) when relative.
+inline double drop_threshold(double tolerance, bool relative, double norm_sq) {
+  return relative ? tolerance * std::sqrt(norm_sq) : tolerance;
+}
+
+}  // namespace nearsparse::spamm::detail
