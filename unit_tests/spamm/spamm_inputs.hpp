@@ -17,6 +17,18 @@ namespace nearsparse::test::spamm {
 template <class Exec, class T = double>
 using matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::memory_space>;
 
+/// Element (i, j) of a times 1 / (1 + strength * |i - j|^2).
+template <class View>
+struct decay_scaling {
+  View a;
+  double strength;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const double d = static_cast<double>(i > j ? i - j : j - i);
+    a(i, j) *= 1.0 / (1.0 + strength * d * d);
+  }
+};
+
 /// Uniform in [-1, 1] times 1 / (1 + strength * |i - j|^2); the same for the same seed on every
 /// backend and process.
 template <class Exec>
@@ -26,10 +38,7 @@ matrix<Exec> decaying_random(const Exec& exec, std::size_t rows, std::size_t col
   nearsparse::fill_random(exec, a, seed, -1.0, 1.0);
   Kokkos::parallel_for(
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {long(rows), long(cols)}),
-      KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
-        a(i, j) *= 1.0 / (1.0 + strength * d * d);
-      });
+      decay_scaling<matrix<Exec>>{a, strength});
   exec.fence();
   return a;
 }

@@ -382,6 +382,19 @@ void to_dense(const ExecSpace& exec, const block_sparse_matrix<Scalar, ExecSpace
   exec.fence();
 }
 
+namespace detail {
+/// Entry e of a CRS matrix's column indices: adds 1 to c when it lies outside [0, cols).
+template <class Entries>
+struct crs_column_check_kernel {
+  Entries entries;
+  int cols;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int e, std::int64_t& c) const {
+    if (entries(e) < 0 || entries(e) >= cols) ++c;
+  }
+};
+}  // namespace detail
+
 /// The block-sparse form of a CRS matrix (the library's crs_matrix, in any memory space exec
 /// can reach): the tiles holding a nonzero, duplicates summed, then the drop rule of `options`.
 /// Explicitly stored zeros are ignored.
@@ -417,10 +430,7 @@ block_sparse_matrix<Scalar, ExecSpace> from_crs(const ExecSpace& exec,
     Kokkos::parallel_reduce(
         "nearsparse::spamm::block_sparse::from_crs_check",
         Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-        KOKKOS_LAMBDA(const int e, std::int64_t& c) {
-          if (entries(e) < 0 || entries(e) >= cols) ++c;
-        },
-        bad_columns);
+        detail::crs_column_check_kernel<decltype(a.graph.entries)>{entries, cols}, bad_columns);
   }
   require(
       bad_columns == 0, fn, "A.graph.entries",

@@ -16,20 +16,47 @@
 
 namespace nearsparse::spamm {
 
+namespace detail {
+/// Element (i, j) of the algebraic decay c / (|gi - gj|^lambda + 1), (gi, gj) = (i + row0, j +
+/// col0).
+template <class View>
+struct algebraic_decay_element {
+  View a;
+  double c, lambda;
+  long row0, col0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const long gi = i + row0, gj = j + col0;
+    const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
+    a(i, j) = static_cast<typename View::non_const_value_type>(c / (::pow(d, lambda) + 1.0));
+  }
+};
+
+/// Element (i, j) of the exponential decay c lambda^|gi - gj|, (gi, gj) = (i + row0, j + col0).
+template <class View>
+struct exponential_decay_element {
+  View a;
+  double c, lambda;
+  long row0, col0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const long gi = i + row0, gj = j + col0;
+    const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
+    a(i, j) = static_cast<typename View::non_const_value_type>(c * ::pow(lambda, d));
+  }
+};
+}  // namespace detail
+
 template <class ExecSpace, class View>
 void fill_algebraic_decay(const ExecSpace& exec, const View& a, double c = 0.1, double lambda = 0.1,
                           long row0 = 0, long col0 = 0) {
   nearsparse::static_assert_matrix<ExecSpace, View>();
   require(std::isfinite(c), "nearsparse::spamm::fill_algebraic_decay", "c", "must be finite");
   require_positive("nearsparse::spamm::fill_algebraic_decay", "lambda", lambda);
-  using value = typename View::non_const_value_type;
   nearsparse::detail::for_each_element(
       exec, "nearsparse::spamm::fill_algebraic_decay", a.extent(0), a.extent(1),
-      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
-        const long gi = i + row0, gj = j + col0;
-        const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
-        a(i, j) = static_cast<value>(c / (::pow(d, lambda) + 1.0));
-      });
+      nearsparse::detail::second_index_contiguous(a),
+      detail::algebraic_decay_element<View>{a, c, lambda, row0, col0});
 }
 
 template <class ExecSpace, class View>
@@ -39,14 +66,10 @@ void fill_exponential_decay(const ExecSpace& exec, const View& a, double c = 1.0
   require(std::isfinite(c), "nearsparse::spamm::fill_exponential_decay", "c", "must be finite");
   require(lambda > 0 && lambda < 1, "nearsparse::spamm::fill_exponential_decay", "lambda",
           nearsparse::detail::concat("is ", lambda, "; it must lie in (0, 1)"));
-  using value = typename View::non_const_value_type;
   nearsparse::detail::for_each_element(
       exec, "nearsparse::spamm::fill_exponential_decay", a.extent(0), a.extent(1),
-      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const long i, const long j) {
-        const long gi = i + row0, gj = j + col0;
-        const double d = static_cast<double>(gi > gj ? gi - gj : gj - gi);
-        a(i, j) = static_cast<value>(c * ::pow(lambda, d));
-      });
+      nearsparse::detail::second_index_contiguous(a),
+      detail::exponential_decay_element<View>{a, c, lambda, row0, col0});
 }
 
 }  // namespace nearsparse::spamm

@@ -103,6 +103,101 @@ KOKKOS_INLINE_FUNCTION double onsite_disorder(std::uint64_t seed, long site, dou
   if (width == 0.0) return 0.0;
   return width * (nearsparse::detail::uniform01(seed, static_cast<std::uint64_t>(site), 7) - 0.5);
 }
+
+/// Element (i, j) of the dimerized chain into h.
+template <class HView>
+struct dimerized_chain_element {
+  HView h;
+  double t1, t2, delta, w;
+  std::uint64_t seed;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    double v = 0.0;
+    if (i == j) {
+      v = ((i % 2 == 0) ? delta : -delta) + onsite_disorder(seed, i, w);
+    } else if (i == j + 1 || j == i + 1) {
+      const long bond = i < j ? i : j;
+      v = (bond % 2 == 0) ? -t1 : -t2;
+    }
+    h(i, j) = static_cast<typename HView::non_const_value_type>(v);
+  }
+};
+
+/// Element (i, j) of the cubic lattice (nx x ny x nz sites, x fastest) into h.
+template <class HView>
+struct cubic_lattice_element {
+  HView h;
+  long nx, ny;
+  double t, delta, w;
+  std::uint64_t seed;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const long xi = i % nx, yi = (i / nx) % ny, zi = i / (nx * ny);
+    const long xj = j % nx, yj = (j / nx) % ny, zj = j / (nx * ny);
+    const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +
+                   (zi > zj ? zi - zj : zj - zi);
+    double v = 0.0;
+    if (d == 0) {
+      v = (((xi + yi + zi) % 2 == 0) ? delta : -delta) + onsite_disorder(seed, i, w);
+    } else if (d == 1) {
+      v = -t;
+    }
+    h(i, j) = static_cast<typename HView::non_const_value_type>(v);
+  }
+};
+
+/// Element (i, j) of the overlap chain exp(-alpha |i - j|) into s.
+template <class SView>
+struct overlap_chain_element {
+  SView s;
+  double alpha;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const double d = static_cast<double>(i > j ? i - j : j - i);
+    s(i, j) = static_cast<typename SView::non_const_value_type>(::exp(-alpha * d));
+  }
+};
+
+/// Element (i, j) of the lattice overlap exp(-alpha (|dx| + |dy| + |dz|)) into s.
+template <class SView>
+struct overlap_lattice_element {
+  SView s;
+  long lx, ly;
+  double alpha;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, const long j) const {
+    const long xi = i % lx, yi = (i / lx) % ly, zi = i / (lx * ly);
+    const long xj = j % lx, yj = (j / lx) % ly, zj = j / (lx * ly);
+    const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +
+                   (zi > zj ? zi - zj : zj - zi);
+    s(i, j) =
+        static_cast<typename SView::non_const_value_type>(::exp(-alpha * static_cast<double>(d)));
+  }
+};
+
+/// One team per row i of a: a_ii - r_i (Upper false) or a_ii + r_i (Upper true), r_i the sum of
+/// |a_ij| over j != i, reduced by the caller's Min or Max.
+template <class Member, class AView, bool Upper>
+struct gershgorin_row_end {
+  AView a;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, double& end) const {
+    const int i = team.league_rank();
+    double r = 0.0;
+    nearsparse::detail::team_reduce_fenced(
+        team, n,
+        [&](const int j, double& s) {
+          const double v = static_cast<double>(a(i, j));
+          if (j != i) s += v < 0 ? -v : v;
+        },
+        r);
+    const double v = static_cast<double>(a(i, i)) + (Upper ? r : -r);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      if (Upper ? v > end : v < end) end = v;
+    });
+  }
+};
 }  // namespace detail
 
 /// Fills the N x N matrix h with the dimerized chain of N sites (see the header's comment).
@@ -117,22 +212,13 @@ void fill_dimerized_chain(const ExecSpace& exec, const HView& h, const chain_mod
           nearsparse::detail::concat("has t1 = ", m.t1, ", t2 = ", m.t2, ", delta = ", m.delta,
                                      "; they must be finite"));
   require_nonnegative(fn, "model.disorder", m.disorder);
-  using value = typename HView::non_const_value_type;
   const long n = static_cast<long>(h.extent(0));
   const double t1 = m.t1, t2 = m.t2, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
   nearsparse::detail::for_each_element(
       exec, "nearsparse::spamm::fill_dimerized_chain", n, n,
-      nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
-        double v = 0.0;
-        if (i == j) {
-          v = ((i % 2 == 0) ? delta : -delta) + detail::onsite_disorder(seed, i, w);
-        } else if (i == j + 1 || j == i + 1) {
-          const long bond = i < j ? i : j;
-          v = (bond % 2 == 0) ? -t1 : -t2;
-        }
-        h(i, j) = static_cast<value>(v);
-      });
+      nearsparse::detail::second_index_contiguous(h),
+      detail::dimerized_chain_element<HView>{h, t1, t2, delta, w, seed});
 }
 
 /// Fills the N x N matrix h, N = nx ny nz, with the cubic lattice (see the header's comment).
@@ -149,26 +235,14 @@ void fill_cubic_lattice(const ExecSpace& exec, const HView& h, const cubic_model
       std::isfinite(m.t) && std::isfinite(m.delta), fn, "model",
       nearsparse::detail::concat("has t = ", m.t, ", delta = ", m.delta, "; they must be finite"));
   require_nonnegative(fn, "model.disorder", m.disorder);
-  using value = typename HView::non_const_value_type;
   const long n = static_cast<long>(sites);
   const long nx = m.nx, ny = m.ny;
   const double t = m.t, delta = m.delta, w = m.disorder;
   const std::uint64_t seed = m.seed;
   nearsparse::detail::for_each_element(
       exec, "nearsparse::spamm::fill_cubic_lattice", n, n,
-      nearsparse::detail::second_index_contiguous(h), KOKKOS_LAMBDA(const long i, const long j) {
-        const long xi = i % nx, yi = (i / nx) % ny, zi = i / (nx * ny);
-        const long xj = j % nx, yj = (j / nx) % ny, zj = j / (nx * ny);
-        const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +
-                       (zi > zj ? zi - zj : zj - zi);
-        double v = 0.0;
-        if (d == 0) {
-          v = (((xi + yi + zi) % 2 == 0) ? delta : -delta) + detail::onsite_disorder(seed, i, w);
-        } else if (d == 1) {
-          v = -t;
-        }
-        h(i, j) = static_cast<value>(v);
-      });
+      nearsparse::detail::second_index_contiguous(h),
+      detail::cubic_lattice_element<HView>{h, nx, ny, t, delta, w, seed});
 }
 
 /// Fills the N x N overlap matrix S_ij = exp(-alpha |i - j|) (alpha > 0; see the header's
@@ -181,14 +255,10 @@ void fill_overlap_chain(const ExecSpace& exec, const SView& s, double alpha = 1.
           nearsparse::detail::concat("has extents ", nearsparse::detail::extents_string(s),
                                      "; it must be square"));
   require_positive(fn, "alpha", alpha);
-  using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(s.extent(0));
-  nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_overlap_chain", n, n,
-      nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
-        const double d = static_cast<double>(i > j ? i - j : j - i);
-        s(i, j) = static_cast<value>(::exp(-alpha * d));
-      });
+  nearsparse::detail::for_each_element(exec, "nearsparse::spamm::fill_overlap_chain", n, n,
+                                       nearsparse::detail::second_index_contiguous(s),
+                                       detail::overlap_chain_element<SView>{s, alpha});
 }
 
 /// Fills the N x N overlap matrix of an nx x ny x nz lattice (N = nx ny nz, site (x, y, z) at
@@ -204,17 +274,10 @@ void fill_overlap_lattice(const ExecSpace& exec, const SView& s, int nx, int ny,
   const std::size_t sites = std::size_t(nx) * std::size_t(ny) * std::size_t(nz);
   require_extents(fn, "S", s, sites, sites);
   require_positive(fn, "alpha", alpha);
-  using value = typename SView::non_const_value_type;
   const long n = static_cast<long>(sites), lx = nx, ly = ny;
-  nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::fill_overlap_lattice", n, n,
-      nearsparse::detail::second_index_contiguous(s), KOKKOS_LAMBDA(const long i, const long j) {
-        const long xi = i % lx, yi = (i / lx) % ly, zi = i / (lx * ly);
-        const long xj = j % lx, yj = (j / lx) % ly, zj = j / (lx * ly);
-        const long d = (xi > xj ? xi - xj : xj - xi) + (yi > yj ? yi - yj : yj - yi) +
-                       (zi > zj ? zi - zj : zj - zi);
-        s(i, j) = static_cast<value>(::exp(-alpha * static_cast<double>(d)));
-      });
+  nearsparse::detail::for_each_element(exec, "nearsparse::spamm::fill_overlap_lattice", n, n,
+                                       nearsparse::detail::second_index_contiguous(s),
+                                       detail::overlap_lattice_element<SView>{s, lx, ly, alpha});
 }
 
 /// Gershgorin bounds of a square matrix's spectrum: [min_i (a_ii - r_i), max_i (a_ii + r_i)],
@@ -231,42 +294,12 @@ spectral_bounds gershgorin_bounds(const ExecSpace& exec, const AView& a) {
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename team_policy::member_type;
   double lower = 0.0, upper = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::gershgorin_lower", team_policy(exec, n, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member& team, double& lo) {
-        const int i = team.league_rank();
-        double r = 0.0;
-        nearsparse::detail::team_reduce_fenced(
-            team, n,
-            [&](const int j, double& s) {
-              const double v = static_cast<double>(a(i, j));
-              if (j != i) s += v < 0 ? -v : v;
-            },
-            r);
-        const double v = static_cast<double>(a(i, i)) - r;
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          if (v < lo) lo = v;
-        });
-      },
-      Kokkos::Min<double>(lower));
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::gershgorin_upper", team_policy(exec, n, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member& team, double& hi) {
-        const int i = team.league_rank();
-        double r = 0.0;
-        nearsparse::detail::team_reduce_fenced(
-            team, n,
-            [&](const int j, double& s) {
-              const double v = static_cast<double>(a(i, j));
-              if (j != i) s += v < 0 ? -v : v;
-            },
-            r);
-        const double v = static_cast<double>(a(i, i)) + r;
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          if (v > hi) hi = v;
-        });
-      },
-      Kokkos::Max<double>(upper));
+  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_lower", team_policy(exec, n, Kokkos::AUTO),
+                          detail::gershgorin_row_end<member, AView, false>{a, n},
+                          Kokkos::Min<double>(lower));
+  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_upper", team_policy(exec, n, Kokkos::AUTO),
+                          detail::gershgorin_row_end<member, AView, true>{a, n},
+                          Kokkos::Max<double>(upper));
   exec.fence();
   return {lower, upper};
 }

@@ -204,6 +204,35 @@ inline void require_crs_entries(const char* fn, const char* argument, std::int64
                                      std::numeric_limits<int>::max(), ")"));
 }
 
+/// Row i's entry count from the generator `rows`, scanned into the CRS row offsets: row_map(i)
+/// the entries before row i, and row_map(n) the total.
+template <class Rows, class RowMap>
+struct model_row_count_kernel {
+  Rows rows;
+  RowMap row_map;
+  long n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i, long& update, const bool final) const {
+    const int c = rows.count(i);
+    if (final) row_map(i) = static_cast<int>(update);
+    update += c;
+    if (final && i == n - 1) row_map(n) = static_cast<int>(update);
+  }
+};
+
+/// Row i's column indices and values from the generator `rows`, written from row_map(i) on.
+template <class Rows, class RowMap, class Entries, class Values>
+struct model_row_fill_kernel {
+  Rows rows;
+  RowMap row_map;
+  Entries entries;
+  Values values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const long i) const {
+    rows.fill(i, row_map(i), entries, values);
+  }
+};
+
 /// The n x n CRS matrix of nnz entries whose rows `rows` counts and fills (on exec).
 template <class Scalar, class ExecSpace, class Rows>
 crs_matrix<Scalar, ExecSpace> build_model_crs(const ExecSpace& exec, const std::string& name,
@@ -219,17 +248,13 @@ crs_matrix<Scalar, ExecSpace> build_model_crs(const ExecSpace& exec, const std::
   if (n == 0) {
     Kokkos::deep_copy(exec, row_map, 0);
   } else {
-    Kokkos::parallel_scan(
-        name + "_count", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(exec, 0, n),
-        KOKKOS_LAMBDA(const long i, long& update, const bool final) {
-          const int c = rows.count(i);
-          if (final) row_map(i) = static_cast<int>(update);
-          update += c;
-          if (final && i == n - 1) row_map(n) = static_cast<int>(update);
-        });
+    Kokkos::parallel_scan(name + "_count",
+                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(exec, 0, n),
+                          model_row_count_kernel<Rows, decltype(row_map)>{rows, row_map, n});
     Kokkos::parallel_for(
         name + "_fill", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(exec, 0, n),
-        KOKKOS_LAMBDA(const long i) { rows.fill(i, row_map(i), entries, values); });
+        model_row_fill_kernel<Rows, decltype(row_map), decltype(entries), decltype(values)>{
+            rows, row_map, entries, values});
   }
   exec.fence();
   return crs(name, static_cast<int>(n), static_cast<int>(n), static_cast<int>(nnz), values, row_map,

@@ -66,6 +66,29 @@ struct element_lines {
   }
 };
 
+/// One team's units of for_each_element: f(i, j) over the elements of units t, t + teams, ...
+template <class Member, class F>
+struct for_each_element_kernel {
+  element_lines l;
+  std::int64_t units;
+  int teams;
+  F f;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    for (std::int64_t u = team.league_rank(); u < units; u += teams) {
+      const std::int64_t line = l.line(u), begin = l.begin(u);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, l.count(u)), [&](const int k) {
+        const std::int64_t e = begin + k;
+        if (l.by_rows) {
+          f(line, e);
+        } else {
+          f(e, line);
+        }
+      });
+    }
+  }
+};
+
 /// f(i, j) for every element of a rows x cols matrix, each line of memory (or segment of one) by
 /// one team (the lines along the second index when `second_contiguous`); i and j are passed as
 /// std::int64_t. Queued on exec; does not wait.
@@ -74,25 +97,37 @@ void for_each_element(const ExecSpace& exec, const char* label, std::int64_t row
                       std::int64_t cols, bool second_contiguous, const F& f) {
   if (rows <= 0 || cols <= 0) return;
   const element_lines l(rows, cols, second_contiguous);
-  const std::int64_t units = l.units();
-  const int teams = l.teams();
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   Kokkos::parallel_for(
-      label, policy(exec, teams, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const typename policy::member_type& team) {
-        for (std::int64_t u = team.league_rank(); u < units; u += teams) {
-          const std::int64_t line = l.line(u), begin = l.begin(u);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, l.count(u)), [&](const int k) {
-            const std::int64_t e = begin + k;
-            if (l.by_rows) {
-              f(line, e);
-            } else {
-              f(e, line);
-            }
-          });
-        }
-      });
+      label, policy(exec, l.teams(), Kokkos::AUTO),
+      for_each_element_kernel<typename policy::member_type, F>{l, l.units(), l.teams(), f});
 }
+
+/// One team's units of sum_elements: the sum of f(i, j) over units t, t + teams, ...
+template <class Member, class F>
+struct sum_elements_kernel {
+  element_lines l;
+  std::int64_t units;
+  int teams;
+  F f;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, double& s) const {
+    double team_sum = 0.0;
+    for (std::int64_t u = team.league_rank(); u < units; u += teams) {
+      const std::int64_t line = l.line(u), begin = l.begin(u);
+      double segment_sum = 0.0;
+      team_reduce_fenced(
+          team, l.count(u),
+          [&](const int k, double& partial) {
+            const std::int64_t e = begin + k;
+            partial += l.by_rows ? f(line, e) : f(e, line);
+          },
+          segment_sum);
+      team_sum += segment_sum;
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { s += team_sum; });
+  }
+};
 
 /// The sum in double of f(i, j) over the elements of a rows x cols matrix, lines of memory as in
 /// for_each_element. Waits for the device.
@@ -101,29 +136,11 @@ double sum_elements(const ExecSpace& exec, const char* label, std::int64_t rows,
                     bool second_contiguous, const F& f) {
   if (rows <= 0 || cols <= 0) return 0.0;
   const element_lines l(rows, cols, second_contiguous);
-  const std::int64_t units = l.units();
-  const int teams = l.teams();
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   double sum = 0.0;
   Kokkos::parallel_reduce(
-      label, policy(exec, teams, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const typename policy::member_type& team, double& s) {
-        double team_sum = 0.0;
-        for (std::int64_t u = team.league_rank(); u < units; u += teams) {
-          const std::int64_t line = l.line(u), begin = l.begin(u);
-          double segment_sum = 0.0;
-          team_reduce_fenced(
-              team, l.count(u),
-              [&](const int k, double& partial) {
-                const std::int64_t e = begin + k;
-                partial += l.by_rows ? f(line, e) : f(e, line);
-              },
-              segment_sum);
-          team_sum += segment_sum;
-        }
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { s += team_sum; });
-      },
-      sum);
+      label, policy(exec, l.teams(), Kokkos::AUTO),
+      sum_elements_kernel<typename policy::member_type, F>{l, l.units(), l.teams(), f}, sum);
   // parallel_reduce into a host scalar fences exec before it returns: no fence needed here.
   return sum;
 }

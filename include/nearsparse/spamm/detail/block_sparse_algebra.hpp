@@ -21,6 +21,96 @@ struct add_counts {
   std::int64_t non_finite = 0;
 };
 
+/// Tile row i of the sum: the length of the merge of the ascending column lists of A and B (of
+/// those operands in use) into counts(i).
+template <class MemorySpace>
+struct add_count_kernel {
+  bool use_a, use_b;
+  Kokkos::View<std::int64_t*, MemorySpace> a_row_map;
+  Kokkos::View<int*, MemorySpace> a_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> b_row_map;
+  Kokkos::View<int*, MemorySpace> b_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> counts;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    std::int64_t pa = use_a ? a_row_map(i) : 0, ea = use_a ? a_row_map(i + 1) : 0;
+    std::int64_t pb = use_b ? b_row_map(i) : 0, eb = use_b ? b_row_map(i + 1) : 0;
+    std::int64_t n = 0;
+    while (pa < ea || pb < eb) {
+      if (pb >= eb || (pa < ea && a_cols(pa) < b_cols(pb))) {
+        ++pa;
+      } else if (pa >= ea || b_cols(pb) < a_cols(pa)) {
+        ++pb;
+      } else {
+        ++pa;
+        ++pb;
+      }
+      ++n;
+    }
+    counts(i) = n;
+  }
+};
+
+/// Tile row i of the sum: the merged column list into c_cols from c_row_map(i) on, and for each
+/// of its tiles the source tile in A and in B (or -1) into sources(2 q) and sources(2 q + 1).
+template <class MemorySpace>
+struct add_fill_kernel {
+  bool use_a, use_b;
+  Kokkos::View<std::int64_t*, MemorySpace> a_row_map;
+  Kokkos::View<int*, MemorySpace> a_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> b_row_map;
+  Kokkos::View<int*, MemorySpace> b_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> c_row_map;
+  Kokkos::View<int*, MemorySpace> c_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> sources;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    std::int64_t pa = use_a ? a_row_map(i) : 0, ea = use_a ? a_row_map(i + 1) : 0;
+    std::int64_t pb = use_b ? b_row_map(i) : 0, eb = use_b ? b_row_map(i + 1) : 0;
+    std::int64_t q = c_row_map(i);
+    while (pa < ea || pb < eb) {
+      std::int64_t sa = -1, sb = -1;
+      int j = 0;
+      if (pb >= eb || (pa < ea && a_cols(pa) < b_cols(pb))) {
+        j = a_cols(pa);
+        sa = pa++;
+      } else if (pa >= ea || b_cols(pb) < a_cols(pa)) {
+        j = b_cols(pb);
+        sb = pb++;
+      } else {
+        j = a_cols(pa);
+        sa = pa++;
+        sb = pb++;
+      }
+      c_cols(q) = j;
+      sources(2 * q) = sa;
+      sources(2 * q + 1) = sb;
+      ++q;
+    }
+  }
+};
+
+/// Entry e of the sum's tile values: alpha times A's entry plus beta times B's entry at the same
+/// position of the source tiles (a missing source contributes nothing).
+template <class Scalar, class MemorySpace>
+struct add_values_kernel {
+  std::int64_t tt;
+  Scalar alpha, beta;
+  Kokkos::View<std::int64_t*, MemorySpace> sources;
+  Kokkos::View<Scalar*, MemorySpace> a_values;
+  Kokkos::View<Scalar*, MemorySpace> b_values;
+  Kokkos::View<Scalar*, MemorySpace> c_values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t p = e / tt, r = e % tt;
+    const std::int64_t sa = sources(2 * p), sb = sources(2 * p + 1);
+    Scalar v = Scalar(0);
+    if (sa >= 0) v += alpha * a_values(sa * tt + r);
+    if (sb >= 0) v += beta * b_values(sb * tt + r);
+    c_values(e) = v;
+  }
+};
+
 /// C_new = alpha * A + beta * B on the union of the tile patterns of the operands with a nonzero
 /// coefficient (an operand with coefficient 0 is ignored, its values included), then the drop
 /// rule at (tolerance, relative). `c_new` comes with rows, cols and tile set; A and B have them
@@ -46,23 +136,7 @@ add_counts add_impl(const ExecSpace& exec, Scalar alpha,
   if (mt > 0) {
     Kokkos::parallel_for(
         "nearsparse::spamm::add::count", Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
-        KOKKOS_LAMBDA(const int i) {
-          std::int64_t pa = use_a ? a_row_map(i) : 0, ea = use_a ? a_row_map(i + 1) : 0;
-          std::int64_t pb = use_b ? b_row_map(i) : 0, eb = use_b ? b_row_map(i + 1) : 0;
-          std::int64_t n = 0;
-          while (pa < ea || pb < eb) {
-            if (pb >= eb || (pa < ea && a_cols(pa) < b_cols(pb))) {
-              ++pa;
-            } else if (pa >= ea || b_cols(pb) < a_cols(pa)) {
-              ++pb;
-            } else {
-              ++pa;
-              ++pb;
-            }
-            ++n;
-          }
-          counts(i) = n;
-        });
+        add_count_kernel<MemorySpace>{use_a, use_b, a_row_map, a_cols, b_row_map, b_cols, counts});
   }
   const auto c_row_map = c_new.row_map;
   const std::int64_t n_c =
@@ -79,45 +153,16 @@ add_counts add_impl(const ExecSpace& exec, Scalar alpha,
   // Source tiles of every tile of C: its tile in A and in B, or -1.
   auto sources = bs_alloc_raw<std::int64_t, MemorySpace>(exec, "nearsparse::spamm::add::sources",
                                                          2 * std::size_t(n_c));
-  Kokkos::parallel_for(
-      "nearsparse::spamm::add::fill", Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
-      KOKKOS_LAMBDA(const int i) {
-        std::int64_t pa = use_a ? a_row_map(i) : 0, ea = use_a ? a_row_map(i + 1) : 0;
-        std::int64_t pb = use_b ? b_row_map(i) : 0, eb = use_b ? b_row_map(i + 1) : 0;
-        std::int64_t q = c_row_map(i);
-        while (pa < ea || pb < eb) {
-          std::int64_t sa = -1, sb = -1;
-          int j = 0;
-          if (pb >= eb || (pa < ea && a_cols(pa) < b_cols(pb))) {
-            j = a_cols(pa);
-            sa = pa++;
-          } else if (pa >= ea || b_cols(pb) < a_cols(pa)) {
-            j = b_cols(pb);
-            sb = pb++;
-          } else {
-            j = a_cols(pa);
-            sa = pa++;
-            sb = pb++;
-          }
-          c_cols(q) = j;
-          sources(2 * q) = sa;
-          sources(2 * q + 1) = sb;
-          ++q;
-        }
-      });
+  Kokkos::parallel_for("nearsparse::spamm::add::fill", Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
+                       add_fill_kernel<MemorySpace>{use_a, use_b, a_row_map, a_cols, b_row_map,
+                                                    b_cols, c_row_map, c_cols, sources});
   const auto a_values = a.values;
   const auto b_values = b.values;
   Kokkos::parallel_for(
       "nearsparse::spamm::add::values",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n_c * tt),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t p = e / tt, r = e % tt;
-        const std::int64_t sa = sources(2 * p), sb = sources(2 * p + 1);
-        Scalar v = Scalar(0);
-        if (sa >= 0) v += alpha * a_values(sa * tt + r);
-        if (sb >= 0) v += beta * b_values(sb * tt + r);
-        c_values(e) = v;
-      });
+      add_values_kernel<Scalar, MemorySpace>{tt, alpha, beta, sources, a_values, b_values,
+                                             c_values});
   compute_tile_norms(exec, c_new);
   const double norm_sq = sum_of_squares(exec, c_new.norms, out.non_finite);
   if (out.non_finite > 0) return out;
@@ -126,6 +171,39 @@ add_counts add_impl(const ExecSpace& exec, Scalar alpha,
   exec.fence();
   return out;
 }
+
+/// Entry i of the identity's row map (i for i <= mt) and, for tile row i < mt, its one diagonal
+/// tile: column index i and norm sqrt(number of its diagonal entries inside the n x n matrix).
+template <class MemorySpace>
+struct identity_structure_kernel {
+  int mt, n, tile;
+  Kokkos::View<std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<int*, MemorySpace> cols;
+  Kokkos::View<double*, MemorySpace> norms;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    row_map(i) = i;
+    if (i < mt) {
+      cols(i) = i;
+      const int inside = (i + 1) * tile <= n ? tile : n - i * tile;
+      norms(i) = ::sqrt(static_cast<double>(inside));
+    }
+  }
+};
+
+/// Entry e of the identity's diagonal tiles: 1 on the diagonal inside the n x n matrix, else 0.
+template <class Scalar, class MemorySpace>
+struct identity_values_kernel {
+  int n, tile;
+  std::int64_t tt;
+  Kokkos::View<Scalar*, MemorySpace> values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t p = e / tt;
+    const int r = static_cast<int>((e % tt) / tile), c = static_cast<int>(e % tile);
+    values(e) = (r == c && p * tile + r < n) ? Scalar(1) : Scalar(0);
+  }
+};
 
 /// The n x n identity in tiles of `tile` into m (rows, cols and tile set by the caller).
 template <class ExecSpace, class Scalar, class MemorySpace>
@@ -140,29 +218,33 @@ void identity_impl(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace
   const auto cols = m.cols_idx;
   const auto norms = m.norms;
   const auto values = m.values;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::identity_structure", Kokkos::RangePolicy<ExecSpace>(exec, 0, mt + 1),
-      KOKKOS_LAMBDA(const int i) {
-        row_map(i) = i;
-        if (i < mt) {
-          cols(i) = i;
-          const int inside = (i + 1) * tile <= n ? tile : n - i * tile;
-          norms(i) = ::sqrt(static_cast<double>(inside));
-        }
-      });
+  Kokkos::parallel_for("nearsparse::spamm::identity_structure",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, mt + 1),
+                       identity_structure_kernel<MemorySpace>{mt, n, tile, row_map, cols, norms});
   if (mt > 0) {
-    Kokkos::parallel_for(
-        "nearsparse::spamm::identity_values",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0,
-                                                                        std::int64_t(mt) * tt),
-        KOKKOS_LAMBDA(const std::int64_t e) {
-          const std::int64_t p = e / tt;
-          const int r = static_cast<int>((e % tt) / tile), c = static_cast<int>(e % tile);
-          values(e) = (r == c && p * tile + r < n) ? Scalar(1) : Scalar(0);
-        });
+    Kokkos::parallel_for("nearsparse::spamm::identity_values",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
+                             exec, 0, std::int64_t(mt) * tt),
+                         identity_values_kernel<Scalar, MemorySpace>{n, tile, tt, values});
   }
   exec.fence();
 }
+
+/// Diagonal entry i of the square matrix, from its stored diagonal tile (none: 0), added to s.
+template <class Scalar, class MemorySpace>
+struct trace_kernel {
+  int tile;
+  std::int64_t tt;
+  Kokkos::View<std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<int*, MemorySpace> cols;
+  Kokkos::View<Scalar*, MemorySpace> values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
+    const int ti = i / tile, r = i % tile;
+    const std::int64_t p = find_tile(cols, row_map(ti), row_map(ti + 1), ti);
+    if (p >= 0) s += static_cast<double>(values(p * tt + r * tile + r));
+  }
+};
 
 /// Sum of the diagonal entries of the stored diagonal tiles of the square m (waits).
 template <class ExecSpace, class Scalar, class MemorySpace>
@@ -174,14 +256,8 @@ double trace_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, Memory
   const auto row_map = m.row_map;
   const auto cols = m.cols_idx;
   const auto values = m.values;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int i, double& s) {
-        const int ti = i / tile, r = i % tile;
-        const std::int64_t p = find_tile(cols, row_map(ti), row_map(ti + 1), ti);
-        if (p >= 0) s += static_cast<double>(values(p * tt + r * tile + r));
-      },
-      sum);
+  Kokkos::parallel_reduce("nearsparse::spamm::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          trace_kernel<Scalar, MemorySpace>{tile, tt, row_map, cols, values}, sum);
   exec.fence();
   return sum;
 }
@@ -211,6 +287,36 @@ KOKKOS_INLINE_FUNCTION void gershgorin_row(const RowMap& row_map, const Cols& co
   }
 }
 
+/// Lower end a_ii - sum_(j != i) |a_ij| of row i's Gershgorin disc folded into a running minimum.
+template <class Scalar, class MemorySpace>
+struct gershgorin_lower_kernel {
+  int tile;
+  Kokkos::View<std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<int*, MemorySpace> cols;
+  Kokkos::View<Scalar*, MemorySpace> values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
+    double diag = 0.0, off = 0.0;
+    gershgorin_row(row_map, cols, values, tile, i, diag, off);
+    if (diag - off < s) s = diag - off;
+  }
+};
+
+/// Upper end a_ii + sum_(j != i) |a_ij| of row i's Gershgorin disc folded into a running maximum.
+template <class Scalar, class MemorySpace>
+struct gershgorin_upper_kernel {
+  int tile;
+  Kokkos::View<std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<int*, MemorySpace> cols;
+  Kokkos::View<Scalar*, MemorySpace> values;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
+    double diag = 0.0, off = 0.0;
+    gershgorin_row(row_map, cols, values, tile, i, diag, off);
+    if (diag + off > s) s = diag + off;
+  }
+};
+
 /// Gershgorin bounds of the square m: the smallest a_ii - sum_(j != i) |a_ij| and the largest
 /// a_ii + sum_(j != i) |a_ij| over the rows, from the stored tiles (waits). n > 0.
 template <class ExecSpace, class Scalar, class MemorySpace>
@@ -221,22 +327,14 @@ void gershgorin_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, Mem
   const auto cols = m.cols_idx;
   const auto values = m.values;
   double lo = 0.0, hi = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::gershgorin_lower", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int i, double& s) {
-        double diag = 0.0, off = 0.0;
-        gershgorin_row(row_map, cols, values, tile, i, diag, off);
-        if (diag - off < s) s = diag - off;
-      },
-      Kokkos::Min<double>(lo));
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::gershgorin_upper", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int i, double& s) {
-        double diag = 0.0, off = 0.0;
-        gershgorin_row(row_map, cols, values, tile, i, diag, off);
-        if (diag + off > s) s = diag + off;
-      },
-      Kokkos::Max<double>(hi));
+  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_lower",
+                          Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          gershgorin_lower_kernel<Scalar, MemorySpace>{tile, row_map, cols, values},
+                          Kokkos::Min<double>(lo));
+  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_upper",
+                          Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          gershgorin_upper_kernel<Scalar, MemorySpace>{tile, row_map, cols, values},
+                          Kokkos::Max<double>(hi));
   exec.fence();
   lower = lo;
   upper = hi;

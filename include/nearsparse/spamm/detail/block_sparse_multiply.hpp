@@ -136,6 +136,204 @@ struct product_counts {
   std::int64_t non_finite = 0;
 };
 
+/// Per tile row of C: counts of kept tiles, of tiles with only dropped products, and of products.
+template <class ExecSpace, class Scalar, class MemorySpace>
+struct multiply_symbolic_count_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using bits_view = Kokkos::View<std::uint32_t*, typename ExecSpace::scratch_memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  product_row_marker<Scalar, MemorySpace> marker;
+  Kokkos::View<const std::int64_t*, MemorySpace> a_row_map, b_row_map;
+  Kokkos::View<const int*, MemorySpace> a_cols;
+  Kokkos::View<std::int64_t*, MemorySpace> kept_counts, drop_counts, row_products;
+  int words = 0, level = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int i = team.league_rank();
+    bits_view kept_bits(team.team_scratch(level), words);
+    bits_view any_bits(team.team_scratch(level), words);
+    const std::int64_t kept = marker.mark(team, i, kept_bits, any_bits, words);
+    const std::int64_t a0 = a_row_map(i);
+    const int la = static_cast<int>(a_row_map(i + 1) - a0);
+    std::int64_t candidates = 0;
+    nearsparse::detail::team_reduce_fenced(
+        team, la,
+        [&](const int s, std::int64_t& sum) {
+          const int k = a_cols(a0 + s);
+          sum += b_row_map(k + 1) - b_row_map(k);
+        },
+        candidates);
+    int kept_tiles = 0, drop_tiles = 0;
+    nearsparse::detail::team_reduce_fenced(
+        team, words, [&](const int w, int& sum) { sum += popcount32(kept_bits(w)); }, kept_tiles);
+    nearsparse::detail::team_reduce_fenced(
+        team, words, [&](const int w, int& sum) { sum += popcount32(any_bits(w) & ~kept_bits(w)); },
+        drop_tiles);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      kept_counts(i) = kept_tiles;
+      drop_counts(i) = drop_tiles;
+      row_products(2 * i) = kept;
+      row_products(2 * i + 1) = candidates;
+    });
+  }
+};
+
+/// Sum over tile rows of row_products(2 i + offset): kept products (0) or candidates (1).
+template <class MemorySpace>
+struct multiply_product_count_kernel {
+  Kokkos::View<const std::int64_t*, MemorySpace> row_products;
+  int offset = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, std::int64_t& s) const {
+    s += row_products(2 * i + offset);
+  }
+};
+
+/// Per tile row of C: writes its kept tile columns and those with only dropped products, ascending.
+template <class ExecSpace, class Scalar, class MemorySpace>
+struct multiply_symbolic_fill_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using bits_view = Kokkos::View<std::uint32_t*, typename ExecSpace::scratch_memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  product_row_marker<Scalar, MemorySpace> marker;
+  Kokkos::View<const std::int64_t*, MemorySpace> c_row_map, d_row_map;
+  Kokkos::View<int*, MemorySpace> c_cols, d_cols;
+  int words = 0, level = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int i = team.league_rank();
+    bits_view kept_bits(team.team_scratch(level), words);
+    bits_view any_bits(team.team_scratch(level), words);
+    marker.mark(team, i, kept_bits, any_bits, words);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      std::int64_t out_c = c_row_map(i), out_d = d_row_map(i);
+      for (int w = 0; w < words; ++w) {
+        out_c = write_set_bits(kept_bits(w), w * 32, c_cols, out_c);
+        out_d = write_set_bits(any_bits(w) & ~kept_bits(w), w * 32, d_cols, out_d);
+      }
+    });
+  }
+};
+
+/// Sum of d_ij^2 over the tiles with only dropped products, d_ij the sum of their norm products.
+template <class MemorySpace>
+struct multiply_dropped_tiles_kernel {
+  Kokkos::View<const std::int64_t*, MemorySpace> d_row_map, a_row_map, b_row_map;
+  Kokkos::View<const int*, MemorySpace> d_cols, a_cols, b_cols;
+  Kokkos::View<const double*, MemorySpace> a_norms, b_norms;
+  int mt = 0;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, double& s) const {
+    const int i = tile_row_of(d_row_map, mt, p), j = d_cols(p);
+    double d = 0.0;
+    for (auto ap = a_row_map(i); ap < a_row_map(i + 1); ++ap) {
+      const int k = a_cols(ap);
+      const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
+      if (q >= 0) d += a_norms(ap) * b_norms(q);
+    }
+    s += d * d;
+  }
+};
+
+/// The largest number of tiles in a tile row of A (reduced with Kokkos::Max).
+template <class MemorySpace>
+struct multiply_longest_row_kernel {
+  Kokkos::View<const std::int64_t*, MemorySpace> a_row_map;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, int& longest) const {
+    const int len = static_cast<int>(a_row_map(i + 1) - a_row_map(i));
+    if (len > longest) longest = len;
+  }
+};
+
+/// Per tile p of C: its values, Frobenius norm c_norms(p) and dropped norm sum tile_bound(p).
+template <class ExecSpace, class Scalar, class MemorySpace>
+struct multiply_numeric_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using list_view = Kokkos::View<std::int64_t*, typename ExecSpace::scratch_memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Scalar alpha = Scalar(1), beta = Scalar(0);
+  double tau = 0.0;
+  bool with_c = false;
+  int tile = 0, tt = 0, mt = 0, m_rows = 0, n_cols = 0, max_row = 0, list_level = 0;
+  Kokkos::View<const std::int64_t*, MemorySpace> a_row_map, b_row_map, c_row_map, old_row_map;
+  Kokkos::View<const int*, MemorySpace> a_cols, b_cols, c_cols, old_cols;
+  Kokkos::View<const Scalar*, MemorySpace> a_values, b_values, old_values;
+  Kokkos::View<const double*, MemorySpace> a_norms, b_norms;
+  Kokkos::View<Scalar*, MemorySpace> c_values;
+  Kokkos::View<double*, MemorySpace> c_norms, tile_bound;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    list_view list(team.team_scratch(list_level), max_row + 1);
+    const std::int64_t p = team.league_rank();
+    const int i = tile_row_of(c_row_map, mt, p), j = c_cols(p);
+    const std::int64_t a0 = a_row_map(i);
+    const int la = static_cast<int>(a_row_map(i + 1) - a0);
+    // list(s): the tile of B kept with A's s-th tile of row i, or -1.
+    double dropped = 0.0;
+    nearsparse::detail::team_reduce_fenced(
+        team, la,
+        [&](const int s, double& sum) {
+          const int k = a_cols(a0 + s);
+          const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
+          std::int64_t keep = -1;
+          if (q >= 0) {
+            const double np = a_norms(a0 + s) * b_norms(q);
+            if (np >= tau) {
+              keep = q;
+            } else {
+              sum += np;
+            }
+          }
+          list(s) = keep;
+        },
+        dropped);
+    const std::int64_t old =
+        with_c ? find_tile(old_cols, old_row_map(i), old_row_map(i + 1), j) : -1;
+    const int r_end = (i + 1) * tile <= m_rows ? tile : m_rows - i * tile;
+    const int c_end = (j + 1) * tile <= n_cols ? tile : n_cols - j * tile;
+    double sq = 0.0;
+    nearsparse::detail::team_reduce_fenced(
+        team, tt,
+        [&](const int e, double& sum) {
+          const int r = e / tile, col = e % tile;
+          Scalar value = Scalar(0);
+          if (r < r_end && col < c_end) {
+            Scalar acc = Scalar(0);
+            for (int s = 0; s < la; ++s) {
+              const std::int64_t q = list(s);
+              if (q < 0) continue;
+              const Scalar* a_row = a_values.data() + (a0 + s) * tt + r * tile;
+              const Scalar* b_col = b_values.data() + q * tt + col;
+              Scalar part = Scalar(0);
+              for (int l = 0; l < tile; ++l) part += a_row[l] * b_col[l * tile];
+              acc += part;
+            }
+            value = alpha * acc;
+            if (old >= 0) value += beta * old_values(old * tt + e);
+          }
+          c_values(p * tt + e) = value;
+          const double v = static_cast<double>(value);
+          sum += v * v;
+        },
+        sq);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      c_norms(p) = ::sqrt(sq);
+      tile_bound(p) = dropped;
+    });
+  }
+};
+
+/// Sum over the tiles of C of tile_bound(p)^2.
+template <class MemorySpace>
+struct multiply_bound_kernel {
+  Kokkos::View<const double*, MemorySpace> tile_bound;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, double& s) const {
+    s += tile_bound(p) * tile_bound(p);
+  }
+};
+
 /// C_new = alpha * A * B + beta * C (C's arrays when beta != 0) over the products kept at tau,
 /// then the drop rule at (tolerance, relative). `c_new` comes with rows, cols and tile set.
 template <class ExecSpace, class Scalar, class MemorySpace>
@@ -147,7 +345,6 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
                              block_sparse_parts<Scalar, MemorySpace>& c_new, const char* function,
                              nearsparse::implementation choice) {
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename team_policy::member_type;
   using scratch_space = typename ExecSpace::scratch_memory_space;
   using bits_view =
       Kokkos::View<std::uint32_t*, scratch_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -195,49 +392,20 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
   {
     team_policy policy(exec, mt, Kokkos::AUTO);
     policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-    Kokkos::parallel_for(
-        "nearsparse::spamm::block_sparse::multiply_symbolic_count", policy,
-        KOKKOS_LAMBDA(const member& team) {
-          const int i = team.league_rank();
-          bits_view kept_bits(team.team_scratch(level), words);
-          bits_view any_bits(team.team_scratch(level), words);
-          const std::int64_t kept = marker.mark(team, i, kept_bits, any_bits, words);
-          const std::int64_t a0 = a_row_map(i);
-          const int la = static_cast<int>(a_row_map(i + 1) - a0);
-          std::int64_t candidates = 0;
-          nearsparse::detail::team_reduce_fenced(
-              team, la,
-              [&](const int s, std::int64_t& sum) {
-                const int k = a_cols(a0 + s);
-                sum += b_row_map(k + 1) - b_row_map(k);
-              },
-              candidates);
-          int kept_tiles = 0, drop_tiles = 0;
-          nearsparse::detail::team_reduce_fenced(
-              team, words, [&](const int w, int& sum) { sum += popcount32(kept_bits(w)); },
-              kept_tiles);
-          nearsparse::detail::team_reduce_fenced(
-              team, words,
-              [&](const int w, int& sum) { sum += popcount32(any_bits(w) & ~kept_bits(w)); },
-              drop_tiles);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            kept_counts(i) = kept_tiles;
-            drop_counts(i) = drop_tiles;
-            row_products(2 * i) = kept;
-            row_products(2 * i + 1) = candidates;
-          });
-        });
+    Kokkos::parallel_for("nearsparse::spamm::block_sparse::multiply_symbolic_count", policy,
+                         multiply_symbolic_count_kernel<ExecSpace, Scalar, MemorySpace>{
+                             marker, a_row_map, b_row_map, a_cols, kept_counts, drop_counts,
+                             row_products, words, level});
   }
   {
     std::int64_t kept = 0, candidates = 0;
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::multiply_kept_products",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
-        KOKKOS_LAMBDA(const int i, std::int64_t& s) { s += row_products(2 * i); }, kept);
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::multiply_candidate_products",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
-        KOKKOS_LAMBDA(const int i, std::int64_t& s) { s += row_products(2 * i + 1); }, candidates);
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::multiply_kept_products",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
+                            multiply_product_count_kernel<MemorySpace>{row_products, 0}, kept);
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::multiply_candidate_products",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
+                            multiply_product_count_kernel<MemorySpace>{row_products, 1},
+                            candidates);
     out.kept_products = kept;
     out.candidate_products = candidates;
   }
@@ -262,21 +430,9 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
   {
     team_policy policy(exec, mt, Kokkos::AUTO);
     policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-    Kokkos::parallel_for(
-        "nearsparse::spamm::block_sparse::multiply_symbolic_fill", policy,
-        KOKKOS_LAMBDA(const member& team) {
-          const int i = team.league_rank();
-          bits_view kept_bits(team.team_scratch(level), words);
-          bits_view any_bits(team.team_scratch(level), words);
-          marker.mark(team, i, kept_bits, any_bits, words);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            std::int64_t out_c = c_row_map(i), out_d = d_row_map(i);
-            for (int w = 0; w < words; ++w) {
-              out_c = write_set_bits(kept_bits(w), w * 32, c_cols, out_c);
-              out_d = write_set_bits(any_bits(w) & ~kept_bits(w), w * 32, d_cols, out_d);
-            }
-          });
-        });
+    Kokkos::parallel_for("nearsparse::spamm::block_sparse::multiply_symbolic_fill", policy,
+                         multiply_symbolic_fill_kernel<ExecSpace, Scalar, MemorySpace>{
+                             marker, c_row_map, d_row_map, c_cols, d_cols, words, level});
   }
 
   // Error bound of the tiles with dropped products only: d_ij = sum of their norm products.
@@ -288,16 +444,8 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
     Kokkos::parallel_reduce(
         "nearsparse::spamm::block_sparse::multiply_dropped_tiles",
         Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(n_d)),
-        KOKKOS_LAMBDA(const int p, double& s) {
-          const int i = tile_row_of(d_row_map, mt, p), j = d_cols(p);
-          double d = 0.0;
-          for (auto ap = a_row_map(i); ap < a_row_map(i + 1); ++ap) {
-            const int k = a_cols(ap);
-            const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
-            if (q >= 0) d += a_norms(ap) * b_norms(q);
-          }
-          s += d * d;
-        },
+        multiply_dropped_tiles_kernel<MemorySpace>{d_row_map, a_row_map, b_row_map, d_cols, a_cols,
+                                                   b_cols, a_norms, b_norms, mt},
         sq);
     out.bound_sq += sq;
   }
@@ -314,14 +462,10 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
     auto tile_bound = bs_alloc_raw<double, MemorySpace>(
         exec, "nearsparse::spamm::block_sparse::tile_bound", std::size_t(n_c));
     int max_row = 0;
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::multiply_longest_row",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
-        KOKKOS_LAMBDA(const int i, int& longest) {
-          const int len = static_cast<int>(a_row_map(i + 1) - a_row_map(i));
-          if (len > longest) longest = len;
-        },
-        Kokkos::Max<int>(max_row));
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::multiply_longest_row",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, mt),
+                            multiply_longest_row_kernel<MemorySpace>{a_row_map},
+                            Kokkos::Max<int>(max_row));
     block_sparse_products<Scalar> sp;
     sp.tile = tile;
     sp.tile_rows = mt;
@@ -361,71 +505,16 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
       policy.set_scratch_size(list_level, Kokkos::PerTeam(list_bytes));
       Kokkos::parallel_for(
           "nearsparse::spamm::block_sparse::multiply_numeric", policy,
-          KOKKOS_LAMBDA(const member& team) {
-            list_view list(team.team_scratch(list_level), max_row + 1);
-            const std::int64_t p = team.league_rank();
-            const int i = tile_row_of(c_row_map, mt, p), j = c_cols(p);
-            const std::int64_t a0 = a_row_map(i);
-            const int la = static_cast<int>(a_row_map(i + 1) - a0);
-            // list(s): the tile of B kept with A's s-th tile of row i, or -1.
-            double dropped = 0.0;
-            nearsparse::detail::team_reduce_fenced(
-                team, la,
-                [&](const int s, double& sum) {
-                  const int k = a_cols(a0 + s);
-                  const std::int64_t q = find_tile(b_cols, b_row_map(k), b_row_map(k + 1), j);
-                  std::int64_t keep = -1;
-                  if (q >= 0) {
-                    const double np = a_norms(a0 + s) * b_norms(q);
-                    if (np >= tau) {
-                      keep = q;
-                    } else {
-                      sum += np;
-                    }
-                  }
-                  list(s) = keep;
-                },
-                dropped);
-            const std::int64_t old =
-                with_c ? find_tile(old_cols, old_row_map(i), old_row_map(i + 1), j) : -1;
-            const int r_end = (i + 1) * tile <= m_rows ? tile : m_rows - i * tile;
-            const int c_end = (j + 1) * tile <= n_cols ? tile : n_cols - j * tile;
-            double sq = 0.0;
-            nearsparse::detail::team_reduce_fenced(
-                team, tt,
-                [&](const int e, double& sum) {
-                  const int r = e / tile, col = e % tile;
-                  Scalar value = Scalar(0);
-                  if (r < r_end && col < c_end) {
-                    Scalar acc = Scalar(0);
-                    for (int s = 0; s < la; ++s) {
-                      const std::int64_t q = list(s);
-                      if (q < 0) continue;
-                      const Scalar* a_row = a_values.data() + (a0 + s) * tt + r * tile;
-                      const Scalar* b_col = b_values.data() + q * tt + col;
-                      Scalar part = Scalar(0);
-                      for (int l = 0; l < tile; ++l) part += a_row[l] * b_col[l * tile];
-                      acc += part;
-                    }
-                    value = alpha * acc;
-                    if (old >= 0) value += beta * old_values(old * tt + e);
-                  }
-                  c_values(p * tt + e) = value;
-                  const double v = static_cast<double>(value);
-                  sum += v * v;
-                },
-                sq);
-            Kokkos::single(Kokkos::PerTeam(team), [&]() {
-              c_norms(p) = ::sqrt(sq);
-              tile_bound(p) = dropped;
-            });
-          });
+          multiply_numeric_kernel<ExecSpace, Scalar, MemorySpace>{
+              alpha,       beta,    tau,     with_c,     tile,      tt,        mt,
+              m_rows,      n_cols,  max_row, list_level, a_row_map, b_row_map, c_row_map,
+              old_row_map, a_cols,  b_cols,  c_cols,     old_cols,  a_values,  b_values,
+              old_values,  a_norms, b_norms, c_values,   c_norms,   tile_bound});
     }
     double sq = 0.0;
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::multiply_bound",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(n_c)),
-        KOKKOS_LAMBDA(const int p, double& s) { s += tile_bound(p) * tile_bound(p); }, sq);
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::multiply_bound",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(n_c)),
+                            multiply_bound_kernel<MemorySpace>{tile_bound}, sq);
     out.bound_sq += sq;
   }
   const double norm_sq = sum_of_squares(exec, c_new.norms, out.non_finite);

@@ -124,24 +124,55 @@ KOKKOS_INLINE_FUNCTION int tile_row_of(const RowMap& row_map, int tile_rows, std
   return lo;
 }
 
+/// Exclusive prefix sums of counts into offsets, the total into offsets(n).
+template <class CountView, class OffsetView>
+struct exclusive_scan_kernel {
+  CountView counts;
+  OffsetView offsets;
+  int n;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, std::int64_t& update,
+                                         const bool final) const {
+    if (final) offsets(i) = update;
+    update += static_cast<std::int64_t>(counts(i));
+    if (final && i == n - 1) offsets(n) = update;
+  }
+};
+
 /// Exclusive prefix sums of counts (n) into offsets (n + 1, offsets(n) the total); returns the
 /// total (waits for exec).
 template <class ExecSpace, class CountView, class OffsetView>
 std::int64_t exclusive_scan(const ExecSpace& exec, const char* label, const CountView& counts,
                             const OffsetView& offsets, int n) {
   if (n > 0) {
-    Kokkos::parallel_scan(
-        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-        KOKKOS_LAMBDA(const int i, std::int64_t& update, const bool final) {
-          if (final) offsets(i) = update;
-          update += static_cast<std::int64_t>(counts(i));
-          if (final && i == n - 1) offsets(n) = update;
-        });
+    Kokkos::parallel_scan(label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          exclusive_scan_kernel<CountView, OffsetView>{counts, offsets, n});
   } else {
     Kokkos::deep_copy(exec, offsets, std::int64_t(0));
   }
   return read_back(exec, offsets, std::size_t(n));
 }
+
+/// Frobenius norm of stored tile p (one team per tile) into norms(p).
+template <class ExecSpace, class Scalar, class MemorySpace>
+struct tile_norms_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::View<const Scalar*, MemorySpace> values;
+  Kokkos::View<double*, MemorySpace> norms;
+  int tt;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const std::int64_t p = team.league_rank();
+    const Scalar* tile_values = values.data() + p * tt;
+    double sum = 0.0;
+    nearsparse::detail::team_reduce_fenced(
+        team, tt,
+        [&](const int e, double& s) {
+          const double v = static_cast<double>(tile_values[e]);
+          s += v * v;
+        },
+        sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { norms(p) = ::sqrt(sum); });
+  }
+};
 
 /// Frobenius norm of every stored tile of m, into m.norms.
 template <class ExecSpace, class Scalar, class MemorySpace>
@@ -149,26 +180,30 @@ void compute_tile_norms(const ExecSpace& exec, const block_sparse_parts<Scalar, 
   const int n = static_cast<int>(m.cols_idx.extent(0));
   if (n == 0) return;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename team_policy::member_type;
   const int tt = m.tile * m.tile;
   const auto values = m.values;
   const auto norms = m.norms;
-  Kokkos::parallel_for(
-      "nearsparse::spamm::block_sparse::tile_norms", team_policy(exec, n, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member& team) {
-        const std::int64_t p = team.league_rank();
-        const Scalar* tile_values = values.data() + p * tt;
-        double sum = 0.0;
-        nearsparse::detail::team_reduce_fenced(
-            team, tt,
-            [&](const int e, double& s) {
-              const double v = static_cast<double>(tile_values[e]);
-              s += v * v;
-            },
-            sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { norms(p) = ::sqrt(sum); });
-      });
+  Kokkos::parallel_for("nearsparse::spamm::block_sparse::tile_norms",
+                       team_policy(exec, n, Kokkos::AUTO),
+                       tile_norms_kernel<ExecSpace, Scalar, MemorySpace>{values, norms, tt});
 }
+
+/// Sum of the squares of the entries of a norm array.
+template <class NormView>
+struct sum_of_squares_kernel {
+  NormView norms;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, double& s) const { s += norms(p) * norms(p); }
+};
+
+/// Count of the non-finite (NaN or Inf) entries of a norm array.
+template <class NormView>
+struct non_finite_count_kernel {
+  NormView norms;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, std::int64_t& c) const {
+    const double x = norms(p);
+    if (!(x - x == 0.0)) ++c;  // NaN and Inf
+  }
+};
 
 /// Sum of the squares of a norm array and the count of its non-finite entries (waits).
 template <class ExecSpace, class NormView>
@@ -177,22 +212,87 @@ double sum_of_squares(const ExecSpace& exec, const NormView& norms, std::int64_t
   double sum = 0.0;
   std::int64_t bad = 0;
   if (n > 0) {
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::sum_of_squares",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-        KOKKOS_LAMBDA(const int p, double& s) { s += norms(p) * norms(p); }, sum);
-    Kokkos::parallel_reduce(
-        "nearsparse::spamm::block_sparse::count_non_finite",
-        Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-        KOKKOS_LAMBDA(const int p, std::int64_t& c) {
-          const double x = norms(p);
-          if (!(x - x == 0.0)) ++c;  // NaN and Inf
-        },
-        bad);
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::sum_of_squares",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                            sum_of_squares_kernel<NormView>{norms}, sum);
+    Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::count_non_finite",
+                            Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                            non_finite_count_kernel<NormView>{norms}, bad);
   }
   non_finite = bad;
   return sum;
 }
+
+/// Exclusive prefix sums of the kept flags (norm > 0 and norm >= threshold) of the tiles into
+/// prefix, the number kept into prefix(n).
+template <class MemorySpace>
+struct kept_prefix_kernel {
+  Kokkos::View<const double*, MemorySpace> norms;
+  Kokkos::View<std::int64_t*, MemorySpace> prefix;
+  double threshold;
+  int n;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, std::int64_t& update,
+                                         const bool final) const {
+    if (final) prefix(p) = update;
+    const double x = norms(p);
+    update += (x > 0.0 && x >= threshold) ? 1 : 0;
+    if (final && p == n - 1) prefix(n) = update;
+  }
+};
+
+/// Sum of the squared norms of the tiles the drop rule removes (norm 0 or below threshold).
+template <class MemorySpace>
+struct dropped_squares_kernel {
+  Kokkos::View<const double*, MemorySpace> norms;
+  double threshold;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p, double& s) const {
+    const double x = norms(p);
+    if (!(x > 0.0 && x >= threshold)) s += x * x;
+  }
+};
+
+/// The tile row pointers after compaction: each old pointer mapped through the kept prefix.
+template <class MemorySpace>
+struct compact_row_map_kernel {
+  Kokkos::View<const std::int64_t*, MemorySpace> row_map;
+  Kokkos::View<const std::int64_t*, MemorySpace> prefix;
+  Kokkos::View<std::int64_t*, MemorySpace> new_row_map;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const { new_row_map(i) = prefix(row_map(i)); }
+};
+
+/// The column index and norm of every kept tile, moved to its position after compaction.
+template <class MemorySpace>
+struct compact_tiles_kernel {
+  Kokkos::View<const double*, MemorySpace> norms;
+  Kokkos::View<const int*, MemorySpace> cols_idx;
+  Kokkos::View<const std::int64_t*, MemorySpace> prefix;
+  Kokkos::View<int*, MemorySpace> new_cols;
+  Kokkos::View<double*, MemorySpace> new_norms;
+  double threshold;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
+    const double x = norms(p);
+    if (x > 0.0 && x >= threshold) {
+      new_cols(prefix(p)) = cols_idx(p);
+      new_norms(prefix(p)) = x;
+    }
+  }
+};
+
+/// The values of every kept tile (one element per index), moved to its position after compaction.
+template <class Scalar, class MemorySpace>
+struct compact_values_kernel {
+  Kokkos::View<const double*, MemorySpace> norms;
+  Kokkos::View<const std::int64_t*, MemorySpace> prefix;
+  Kokkos::View<const Scalar*, MemorySpace> values;
+  Kokkos::View<Scalar*, MemorySpace> new_values;
+  double threshold;
+  std::int64_t tt;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t p = e / tt;
+    const double x = norms(p);
+    if (x > 0.0 && x >= threshold) new_values(prefix(p) * tt + e % tt) = values(e);
+  }
+};
 
 /// The drop rule: removes the stored tiles of m whose norm is 0 or below `threshold` (a tile is
 /// kept when norm > 0 and norm >= threshold). Returns the sum of the squared norms of the tiles
@@ -209,25 +309,16 @@ double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m
   const auto row_map = m.row_map;
   auto prefix = bs_alloc_raw<std::int64_t, MemorySpace>(
       exec, "nearsparse::spamm::block_sparse::compact_prefix", std::size_t(n) + 1);
-  Kokkos::parallel_scan(
-      "nearsparse::spamm::block_sparse::compact_scan", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int p, std::int64_t& update, const bool final) {
-        if (final) prefix(p) = update;
-        const double x = norms(p);
-        update += (x > 0.0 && x >= threshold) ? 1 : 0;
-        if (final && p == n - 1) prefix(n) = update;
-      });
+  Kokkos::parallel_scan("nearsparse::spamm::block_sparse::compact_scan",
+                        Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                        kept_prefix_kernel<MemorySpace>{norms, prefix, threshold, n});
   const std::int64_t kept = read_back(exec, prefix, std::size_t(n));
   if (kept == n) return 0.0;
   dropped = n - kept;
   double dropped_sq = 0.0;
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::block_sparse::dropped_norm", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int p, double& s) {
-        const double x = norms(p);
-        if (!(x > 0.0 && x >= threshold)) s += x * x;
-      },
-      dropped_sq);
+  Kokkos::parallel_reduce("nearsparse::spamm::block_sparse::dropped_norm",
+                          Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                          dropped_squares_kernel<MemorySpace>{norms, threshold}, dropped_sq);
   const int tile_rows = m.tile_rows();
   const std::int64_t tt = std::int64_t(m.tile) * m.tile;
   auto new_row_map = bs_alloc_raw<std::int64_t, MemorySpace>(
@@ -238,28 +329,18 @@ double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m
                                                      std::size_t(kept));
   auto new_values = bs_alloc_raw<Scalar, MemorySpace>(
       exec, "nearsparse::spamm::block_sparse::values", std::size_t(kept * tt));
-  Kokkos::parallel_for(
-      "nearsparse::spamm::block_sparse::compact_row_map",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, tile_rows + 1),
-      KOKKOS_LAMBDA(const int i) { new_row_map(i) = prefix(row_map(i)); });
+  Kokkos::parallel_for("nearsparse::spamm::block_sparse::compact_row_map",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, tile_rows + 1),
+                       compact_row_map_kernel<MemorySpace>{row_map, prefix, new_row_map});
   Kokkos::parallel_for(
       "nearsparse::spamm::block_sparse::compact_tiles", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const int p) {
-        const double x = norms(p);
-        if (x > 0.0 && x >= threshold) {
-          new_cols(prefix(p)) = cols_idx(p);
-          new_norms(prefix(p)) = x;
-        }
-      });
+      compact_tiles_kernel<MemorySpace>{norms, cols_idx, prefix, new_cols, new_norms, threshold});
   if (kept > 0) {
     Kokkos::parallel_for(
         "nearsparse::spamm::block_sparse::compact_values",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n * tt),
-        KOKKOS_LAMBDA(const std::int64_t e) {
-          const std::int64_t p = e / tt;
-          const double x = norms(p);
-          if (x > 0.0 && x >= threshold) new_values(prefix(p) * tt + e % tt) = values(e);
-        });
+        compact_values_kernel<Scalar, MemorySpace>{norms, prefix, values, new_values, threshold,
+                                                   tt});
   }
   exec.fence();
   m.row_map = new_row_map;
