@@ -22,10 +22,10 @@ std::uint64_t spread(std::uint64_t x) {
 
 std::vector<double> morton_ordered_points(std::size_t n, int dimension, std::uint64_t seed) {
   require(dimension == 2 || dimension == 3, "nearsparse::tlr::morton_ordered_points", "dimension",
-          detail::concat("must be 2 or 3, got ", dimension));
+          nearsparse::detail::concat("must be 2 or 3, got ", dimension));
   const std::size_t d = static_cast<std::size_t>(dimension);
   std::vector<double> raw(n * d);
-  for (std::size_t k = 0; k < raw.size(); ++k) raw[k] = detail::uniform01(seed, k, 3);
+  for (std::size_t k = 0; k < raw.size(); ++k) raw[k] = nearsparse::detail::uniform01(seed, k, 3);
   std::vector<std::uint64_t> code(n);
   for (std::size_t p = 0; p < n; ++p) {
     std::uint64_t c = 0;

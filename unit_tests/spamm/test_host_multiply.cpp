@@ -295,8 +295,8 @@ NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms
   // products: tile product (ti, l, tj) is kept exactly where A(ti, l) and B(l, tj) are both
   // strong. The patterns give rectangles of C tiles that keep the same k (the whole of C, groups
   // of columns), tiles of one row that keep the same k next to tiles that keep other k, and bands
-  // (each tile its own k); weak products that were computed, or kept ones that were not, show in
-  // the product.
+  // (each tile its own k), and a corner of C holding every kept product (one block of the work);
+  // weak products that were computed, or kept ones that were not, show in the product.
   using exec_space = TestType;
   if constexpr (host_space<exec_space>()) {
     using matrix = ref::matrix<exec_space>;
@@ -309,8 +309,9 @@ NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms
     };
     const shape s = GENERATE(shape{157, 131, 149, 32}, shape{301, 419, 263, 32},
                              shape{70, 96, 1333, 32}, shape{600, 200, 330, 64});
-    enum pattern { dense, column_groups, band, random_tiles };
-    const int which = GENERATE(int(dense), int(column_groups), int(band), int(random_tiles));
+    enum pattern { dense, column_groups, band, random_tiles, corner };
+    const int which =
+        GENERATE(int(dense), int(column_groups), int(band), int(random_tiles), int(corner));
     const std::uint64_t seed = nearsparse::test::fresh_seed();
     const int tile = s.tile;
     const int mt = int((s.m + tile - 1) / tile), kt = int((s.k + tile - 1) / tile);
@@ -324,6 +325,7 @@ NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms
         if (which == column_groups) x = (i + l) % 3 != 0;
         if (which == band) x = std::abs(i - l) <= 1;
         if (which == random_tiles) x = coin(engine) < 0.7;
+        if (which == corner) x = i < 4 && l < 4;
         strong_a[std::size_t(i) * kt + l] = x;
       }
     for (int l = 0; l < kt; ++l)
@@ -334,6 +336,7 @@ NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms
         if (which == column_groups) x = j < nt / 2 || (l + j / 2) % 3 != 0;
         if (which == band) x = std::abs(l - j) <= 1;
         if (which == random_tiles) x = coin(engine) < 0.7;
+        if (which == corner) x = l < 4 && j < 4;
         strong_b[std::size_t(l) * nt + j] = x;
       }
     const auto patterned = [&](std::size_t rows, std::size_t cols, std::uint64_t from,

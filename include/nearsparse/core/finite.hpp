@@ -27,8 +27,7 @@ KOKKOS_INLINE_FUNCTION bool is_finite_value(const T& x) {
   }
 }
 
-/// Element k of a rank-1 View, or element (k / cols, k % cols) of a rank-2 View. (A helper, not
-/// an `if constexpr` in the lambda: nvcc's extended lambdas cannot first-capture inside one.)
+/// Element k of a rank-1 View, or element (k / cols, k % cols) of a rank-2 View.
 template <class View>
 KOKKOS_INLINE_FUNCTION typename View::reference_type flat_element(const View& view, std::size_t k,
                                                                   std::size_t cols) {
@@ -38,6 +37,17 @@ KOKKOS_INLINE_FUNCTION typename View::reference_type flat_element(const View& vi
     return view(k / cols, k % cols);
   }
 }
+
+/// The number of NaN or infinite elements, the View's elements taken in row-major order.
+template <class View>
+struct count_non_finite_kernel {
+  View view;
+  std::size_t cols;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k, std::size_t& sum) const {
+    if (!is_finite_value(flat_element(view, k, cols))) ++sum;
+  }
+};
 
 }  // namespace detail
 
@@ -51,12 +61,9 @@ std::size_t count_non_finite(const ExecSpace& exec, const View& view) {
   // A 64-bit index: RangePolicy<Kokkos::Cuda> counts in unsigned int by default, which would cut
   // a View of 2^32 elements or more short.
   using policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_reduce(
-      "nearsparse::core::count_non_finite", policy(exec, 0, static_cast<std::int64_t>(rows * cols)),
-      KOKKOS_LAMBDA(const std::int64_t k, std::size_t& sum) {
-        if (!detail::is_finite_value(detail::flat_element(view, k, cols))) ++sum;
-      },
-      count);
+  Kokkos::parallel_reduce("nearsparse::core::count_non_finite",
+                          policy(exec, 0, static_cast<std::int64_t>(rows * cols)),
+                          detail::count_non_finite_kernel<View>{view, cols}, count);
   // A reduction into a host scalar completes before parallel_reduce returns.
   return count;
 }

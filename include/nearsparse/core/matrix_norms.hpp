@@ -12,18 +12,42 @@
 
 namespace nearsparse {
 
+namespace detail {
+
+/// |x(i, j)|^2 in double: a term of ||X||_F^2.
+template <class XView>
+struct frobenius_norm_element {
+  XView x;
+
+  KOKKOS_INLINE_FUNCTION double operator()(const std::int64_t i, const std::int64_t j) const {
+    const double v = static_cast<double>(x(i, j));
+    return v * v;
+  }
+};
+
+/// |x(i, j) - y(i, j)|^2 in double: a term of ||X - Y||_F^2.
+template <class XView, class YView>
+struct frobenius_distance_element {
+  XView x;
+  YView y;
+
+  KOKKOS_INLINE_FUNCTION double operator()(const std::int64_t i, const std::int64_t j) const {
+    const double d = static_cast<double>(x(i, j)) - static_cast<double>(y(i, j));
+    return d * d;
+  }
+};
+
+}  // namespace detail
+
 /// ||X||_F of a rank-2 View, computed on exec.
 template <class ExecSpace, class XView>
 double frobenius_norm(const ExecSpace& exec, const XView& x) {
   static_assert_matrix<ExecSpace, XView>();
   const std::int64_t rows = x.extent(0), cols = x.extent(1);
   if (rows == 0 || cols == 0) return 0.0;
-  const double sum = detail::sum_elements(
-      exec, "nearsparse::core::frobenius_norm", rows, cols, detail::second_index_contiguous(x),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
-        const double v = static_cast<double>(x(i, j));
-        return v * v;
-      });
+  const double sum = detail::sum_elements(exec, "nearsparse::core::frobenius_norm", rows, cols,
+                                          detail::second_index_contiguous(x),
+                                          detail::frobenius_norm_element<XView>{x});
   return std::sqrt(sum);
 }
 
@@ -35,12 +59,9 @@ double frobenius_distance(const ExecSpace& exec, const XView& x, const YView& y)
   require_extents("nearsparse::frobenius_distance", "Y", y, x.extent(0), x.extent(1));
   const std::int64_t rows = x.extent(0), cols = x.extent(1);
   if (rows == 0 || cols == 0) return 0.0;
-  const double sum = detail::sum_elements(
-      exec, "nearsparse::core::frobenius_distance", rows, cols, detail::second_index_contiguous(x),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
-        const double d = static_cast<double>(x(i, j)) - static_cast<double>(y(i, j));
-        return d * d;
-      });
+  const double sum = detail::sum_elements(exec, "nearsparse::core::frobenius_distance", rows, cols,
+                                          detail::second_index_contiguous(x),
+                                          detail::frobenius_distance_element<XView, YView>{x, y});
   return std::sqrt(sum);
 }
 

@@ -59,6 +59,33 @@ KOKKOS_INLINE_FUNCTION T random_value(std::uint64_t seed, std::uint64_t index, d
   }
 }
 
+/// Element i of a rank-1 View: the value of (seed, i) in [lo, hi).
+template <class View>
+struct fill_random_vector_kernel {
+  View view;
+  std::uint64_t seed;
+  double lo, hi;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    view(i) = random_value<typename View::non_const_value_type>(seed, std::uint64_t(i), lo, hi);
+  }
+};
+
+/// Element k of a rank-2 View in row-major order, (k / cols, k % cols): the value of (seed, k)
+/// in [lo, hi).
+template <class View>
+struct fill_random_matrix_kernel {
+  View view;
+  std::size_t cols;
+  std::uint64_t seed;
+  double lo, hi;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k) const {
+    const std::size_t i = std::size_t(k) / cols, j = std::size_t(k) % cols;
+    view(i, j) = random_value<typename View::non_const_value_type>(seed, std::uint64_t(k), lo, hi);
+  }
+};
+
 }  // namespace detail
 
 /// Fills a rank-1 or rank-2 View with values uniform in [lo, hi), computed from (seed, i*cols + j).
@@ -69,25 +96,18 @@ void fill_random(const ExecSpace& exec, const View& view, std::uint64_t seed, do
   static_assert_vector_or_matrix<ExecSpace, View>();
   require(std::isfinite(lo) && std::isfinite(hi) && lo <= hi, "nearsparse::fill_random", "lo, hi",
           detail::concat("must be finite with lo <= hi, got [", lo, ", ", hi, ")"));
-  using value_type = typename View::non_const_value_type;
   // A 64-bit index: RangePolicy<Kokkos::Cuda> counts in unsigned int by default, which would
   // leave the elements from 2^32 on unwritten.
   using policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   if constexpr (View::rank == 1) {
-    Kokkos::parallel_for(
-        "nearsparse::core::fill_random", policy(exec, 0, static_cast<std::int64_t>(view.extent(0))),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          view(i) = detail::random_value<value_type>(seed, std::uint64_t(i), lo, hi);
-        });
+    Kokkos::parallel_for("nearsparse::core::fill_random",
+                         policy(exec, 0, static_cast<std::int64_t>(view.extent(0))),
+                         detail::fill_random_vector_kernel<View>{view, seed, lo, hi});
   } else {
     const std::size_t cols = view.extent(1);
-    Kokkos::parallel_for(
-        "nearsparse::core::fill_random",
-        policy(exec, 0, static_cast<std::int64_t>(view.extent(0) * cols)),
-        KOKKOS_LAMBDA(const std::int64_t k) {
-          const std::size_t i = std::size_t(k) / cols, j = std::size_t(k) % cols;
-          view(i, j) = detail::random_value<value_type>(seed, std::uint64_t(k), lo, hi);
-        });
+    Kokkos::parallel_for("nearsparse::core::fill_random",
+                         policy(exec, 0, static_cast<std::int64_t>(view.extent(0) * cols)),
+                         detail::fill_random_matrix_kernel<View>{view, cols, seed, lo, hi});
   }
 }
 

@@ -17,6 +17,80 @@
 
 namespace nearsparse::diagonal {
 
+namespace detail {
+
+/// Entry p of compact diagonal t: from the HM diagonal holding it (its superdiagonal part for
+/// p < n - k, its subdiagonal part after), or zero where that diagonal is not stored.
+template <class Scalar, class Mem>
+struct hm_to_cdm_element {
+  typename cdm_matrix<Scalar, Mem>::indices_view compact;
+  Kokkos::View<int*, Mem> map;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view hm_values;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int t, const int p) const {
+    const int k = compact(t);
+    const int d = p < n - k ? k : k - n;  // superdiagonal part, then subdiagonal part
+    const int s = map(d + n - 1);
+    values(t, p) = s < 0 ? Scalar(0) : hm_values(starts(s) + (d >= 0 ? p : p + d));
+  }
+};
+
+/// Flags the ordinary diagonal (offset + n - 1) of a nonzero entry p of compact diagonal t.
+template <class Scalar, class Mem>
+struct mark_cdm_parts_element {
+  typename cdm_matrix<Scalar, Mem>::indices_view compact;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  Kokkos::View<int*, Mem> flags;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int t, const int p) const {
+    const int k = compact(t);
+    if (values(t, p) != Scalar(0)) flags((p < n - k ? k : k - n) + n - 1) = 1;
+  }
+};
+
+/// One team per stored HM diagonal: its entries copied out of the compact diagonal holding it.
+template <class ExecSpace, class Scalar, class Mem>
+struct cdm_to_hm_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  typename hm_matrix<Scalar, Mem>::offsets_view offsets;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view hm_values;
+  typename cdm_matrix<Scalar, Mem>::indices_view lookup;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int d = offsets(t);
+    const int row = lookup(compact_of(d, n));
+    const auto begin = starts(t);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, starts(t + 1) - begin),
+                         [&](const std::int64_t p) {
+                           // Element (i, j) is entry i of its compact diagonal.
+                           hm_values(begin + p) = values(row, row_of(d, p));
+                         });
+  }
+};
+
+/// Entry p of compact diagonal t written to its place (p, (p + k) mod n) of the dense matrix.
+template <class Scalar, class Mem>
+struct cdm_to_dense_element {
+  typename cdm_matrix<Scalar, Mem>::indices_view compact;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  dense_matrix<Scalar, Mem> out;
+  int n;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int t, const int p) const {
+    out(p, wrap(p + compact(t), n)) = values(t, p);
+  }
+};
+
+}  // namespace detail
+
 /// CDM form of a square HM matrix: compact diagonal k is stored when ordinary diagonal k or
 /// k - n is. Throws nearsparse::invalid_argument for a matrix that is not square.
 template <class ExecSpace, class Scalar, class Mem>
@@ -39,12 +113,8 @@ cdm_matrix<Scalar, Mem> cdm_from_hm(const ExecSpace& exec, const hm_matrix<Scala
   const auto values = out.values();
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::hm_to_cdm", out.diagonal_count(), n,
-      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
-        const int k = compact(t);
-        const int d = p < n - k ? k : k - n;  // superdiagonal part, then subdiagonal part
-        const int s = map(d + n - 1);
-        values(t, p) = s < 0 ? Scalar(0) : hm_values(starts(s) + (d >= 0 ? p : p + d));
-      });
+      nearsparse::detail::second_index_contiguous(values),
+      detail::hm_to_cdm_element<Scalar, Mem>{compact, map, starts, hm_values, values, n});
   exec.fence();
   return out;
 }
@@ -60,30 +130,17 @@ hm_matrix<Scalar, Mem> hm_from_cdm(const ExecSpace& exec, const cdm_matrix<Scala
   Kokkos::View<int*, Mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::mark_cdm_parts", m.diagonal_count(), n,
-      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
-        const int k = compact(t);
-        if (values(t, p) != Scalar(0)) flags((p < n - k ? k : k - n) + n - 1) = 1;
-      });
+      nearsparse::detail::second_index_contiguous(values),
+      detail::mark_cdm_parts_element<Scalar, Mem>{compact, values, flags, n});
   hm_matrix<Scalar, Mem> out(exec, n, n, detail::flagged_offsets(exec, flags, n));
   const auto lookup = m.lookup();
   const auto offsets = out.offsets();
   const auto starts = out.starts();
   const auto hm_values = out.values();
-  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::cdm_to_hm",
-      Kokkos::TeamPolicy<ExecSpace>(exec, out.diagonal_count(), Kokkos::AUTO),
-      KOKKOS_LAMBDA(const team& member) {
-        const int t = member.league_rank();
-        const int d = offsets(t);
-        const int row = lookup(detail::compact_of(d, n));
-        const auto begin = starts(t);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
-                             [&](const std::int64_t p) {
-                               // Element (i, j) is entry i of its compact diagonal.
-                               hm_values(begin + p) = values(row, detail::row_of(d, p));
-                             });
-      });
+  Kokkos::parallel_for("nearsparse::diagonal::cdm_to_hm",
+                       Kokkos::TeamPolicy<ExecSpace>(exec, out.diagonal_count(), Kokkos::AUTO),
+                       detail::cdm_to_hm_kernel<ExecSpace, Scalar, Mem>{offsets, starts, hm_values,
+                                                                        lookup, values, n});
   exec.fence();
   return out;
 }
@@ -98,9 +155,8 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const cdm_matrix<Scala
   const auto values = m.values();
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::cdm_to_dense", m.diagonal_count(), n,
-      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
-        out(p, detail::wrap(p + compact(t), n)) = values(t, p);
-      });
+      nearsparse::detail::second_index_contiguous(values),
+      detail::cdm_to_dense_element<Scalar, Mem>{compact, values, out, n});
   exec.fence();
   return out;
 }

@@ -22,6 +22,33 @@ struct coo_matrix {
   Kokkos::View<Scalar*, MemorySpace> values;
 };
 
+namespace detail {
+
+/// One team per stored diagonal: its entries' rows, columns and values into the COO lists.
+template <class ExecSpace, class Scalar, class Mem>
+struct hm_to_coo_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  typename hm_matrix<Scalar, Mem>::offsets_view offsets;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  Kokkos::View<int*, Mem> ri, ci;
+  Kokkos::View<Scalar*, Mem> vo;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int d = offsets(t);
+    const auto begin = starts(t);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, starts(t + 1) - begin),
+                         [&](const std::int64_t p) {
+                           ri(begin + p) = int(row_of(d, p));
+                           ci(begin + p) = int(col_of(d, p));
+                           vo(begin + p) = values(begin + p);
+                         });
+  }
+};
+
+}  // namespace detail
+
 /// Every stored entry of an HM matrix (explicit zeros included), diagonal by diagonal.
 template <class ExecSpace, class Scalar, class Mem>
 coo_matrix<Scalar, Mem> to_coo(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& m) {
@@ -43,21 +70,10 @@ coo_matrix<Scalar, Mem> to_coo(const ExecSpace& exec, const hm_matrix<Scalar, Me
   const auto values = m.values();
   const auto ri = out.row_indices, ci = out.col_indices;
   const auto vo = out.values;
-  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_to_coo",
       Kokkos::TeamPolicy<ExecSpace>(exec, m.diagonal_count(), Kokkos::AUTO),
-      KOKKOS_LAMBDA(const team& member) {
-        const int t = member.league_rank();
-        const int d = offsets(t);
-        const auto begin = starts(t);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
-                             [&](const std::int64_t p) {
-                               ri(begin + p) = int(detail::row_of(d, p));
-                               ci(begin + p) = int(detail::col_of(d, p));
-                               vo(begin + p) = values(begin + p);
-                             });
-      });
+      detail::hm_to_coo_kernel<ExecSpace, Scalar, Mem>{offsets, starts, values, ri, ci, vo});
   exec.fence();
   return out;
 }

@@ -34,6 +34,25 @@ void check_dense_extents(const char* function, const DenseView& a) {
                                    ") has more rows or columns than an int can count"));
 }
 
+/// One team per stored diagonal: its entries copied out of the dense matrix a.
+template <class ExecSpace, class Scalar, class Mem, class DenseView>
+struct gather_diagonals_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  typename hm_matrix<Scalar, Mem>::offsets_view offsets;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  DenseView a;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int d = offsets(t);
+    const auto begin = starts(t);
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, starts(t + 1) - begin),
+        [&](const std::int64_t p) { values(begin + p) = Scalar(a(row_of(d, p), col_of(d, p))); });
+  }
+};
+
 /// Copies the stored diagonals of `out` out of the dense matrix `a`, one team per diagonal.
 template <class ExecSpace, class Scalar, class Mem, class DenseView>
 void gather_diagonals(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& out,
@@ -41,20 +60,59 @@ void gather_diagonals(const ExecSpace& exec, const hm_matrix<Scalar, Mem>& out,
   const auto offsets = out.offsets();
   const auto starts = out.starts();
   const auto values = out.values();
-  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   Kokkos::parallel_for(
       "nearsparse::diagonal::gather_diagonals",
       Kokkos::TeamPolicy<ExecSpace>(exec, out.diagonal_count(), Kokkos::AUTO),
-      KOKKOS_LAMBDA(const team& member) {
-        const int t = member.league_rank();
-        const int d = offsets(t);
-        const auto begin = starts(t);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
-                             [&](const std::int64_t p) {
-                               values(begin + p) = Scalar(a(row_of(d, p), col_of(d, p)));
-                             });
-      });
+      gather_diagonals_kernel<ExecSpace, Scalar, Mem, DenseView>{offsets, starts, values, a});
 }
+
+/// One team per stored diagonal: its entries written into the dense matrix out.
+template <class ExecSpace, class Scalar, class Mem>
+struct hm_to_dense_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  typename hm_matrix<Scalar, Mem>::offsets_view offsets;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  dense_matrix<Scalar, Mem> out;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int d = offsets(t);
+    const auto begin = starts(t);
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange(team, starts(t + 1) - begin),
+        [&](const std::int64_t p) { out(row_of(d, p), col_of(d, p)) = values(begin + p); });
+  }
+};
+
+/// Flags the diagonal (j - i + rows - 1) of a nonzero a(i, j).
+template <class DenseView, class Mem>
+struct mark_dense_diagonals_element {
+  using scalar = typename DenseView::non_const_value_type;
+  DenseView a;
+  Kokkos::View<int*, Mem> flags;
+  int rows;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j) const {
+    if (a(i, j) != scalar(0)) flags(j - i + rows - 1) = 1;
+  }
+};
+
+/// The position i * cols + j of a nonzero a(i, j) off the stored diagonals, folded into first_off
+/// by an atomic minimum.
+template <class DenseView, class Mem>
+struct dense_structure_element {
+  using scalar = typename DenseView::non_const_value_type;
+  DenseView a;
+  Kokkos::View<int*, Mem> map;
+  Kokkos::View<std::int64_t, Mem> first_off;
+  int rows, cols;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j) const {
+    if (a(i, j) != scalar(0) && map(j - i + rows - 1) < 0)
+      Kokkos::atomic_fetch_min(&first_off(), std::int64_t(i) * cols + j);
+  }
+};
 
 }  // namespace detail
 
@@ -69,19 +127,10 @@ dense_matrix<Scalar, Mem> to_dense(const ExecSpace& exec, const hm_matrix<Scalar
   const auto offsets = m.offsets();
   const auto starts = m.starts();
   const auto values = m.values();
-  using team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   Kokkos::parallel_for(
       "nearsparse::diagonal::hm_to_dense",
       Kokkos::TeamPolicy<ExecSpace>(exec, m.diagonal_count(), Kokkos::AUTO),
-      KOKKOS_LAMBDA(const team& member) {
-        const int t = member.league_rank();
-        const int d = offsets(t);
-        const auto begin = starts(t);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, starts(t + 1) - begin),
-                             [&](const std::int64_t p) {
-                               out(detail::row_of(d, p), detail::col_of(d, p)) = values(begin + p);
-                             });
-      });
+      detail::hm_to_dense_kernel<ExecSpace, Scalar, Mem>{offsets, starts, values, out});
   exec.fence();
   return out;
 }
@@ -101,9 +150,8 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   Kokkos::View<int*, mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::mark_dense_diagonals", rows, cols,
-      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const int i, const int j) {
-        if (a(i, j) != scalar(0)) flags(j - i + rows - 1) = 1;
-      });
+      nearsparse::detail::second_index_contiguous(a),
+      detail::mark_dense_diagonals_element<DenseView, mem>{a, flags, rows});
   hm_matrix<scalar, mem> out(exec, rows, cols, detail::flagged_offsets(exec, flags, rows));
   detail::gather_diagonals(exec, out, a);
   exec.fence();
@@ -134,10 +182,8 @@ hm_matrix<typename DenseView::non_const_value_type, typename DenseView::memory_s
   Kokkos::deep_copy(exec, first_off, total);
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::check_dense_structure", rows, cols,
-      nearsparse::detail::second_index_contiguous(a), KOKKOS_LAMBDA(const int i, const int j) {
-        if (a(i, j) != scalar(0) && map(j - i + rows - 1) < 0)
-          Kokkos::atomic_fetch_min(&first_off(), std::int64_t(i) * cols + j);
-      });
+      nearsparse::detail::second_index_contiguous(a),
+      detail::dense_structure_element<DenseView, mem>{a, map, first_off, rows, cols});
   std::int64_t first = total;
   Kokkos::deep_copy(
       exec,

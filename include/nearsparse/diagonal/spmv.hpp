@@ -52,6 +52,32 @@ void check_spmv_extents(const char* function, int op_rows, int op_cols, const XV
                                    nearsparse::detail::extents_string(y)));
 }
 
+/// Element (i, r) of y = alpha op(A) x + beta y for an HM matrix (f = i + r rows).
+template <class Scalar, class Mem, class XView, class YView>
+struct hm_spmv_kernel {
+  using y_scalar = typename YView::non_const_value_type;
+
+  typename hm_matrix<Scalar, Mem>::offsets_view offsets;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  XView x;
+  YView y;
+  int rows, cols, diagonals, sign;
+  y_scalar al, be;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t f) const {
+    const std::int64_t i = f % rows, r = f / rows;
+    y_scalar sum = 0;
+    for (int s = 0; s < diagonals; ++s) {
+      const std::int64_t j = i + sign * offsets(s);
+      if (j < 0 || j >= cols) continue;
+      sum += values(starts(s) + (i < j ? i : j)) * vector_element(x, j, r);
+    }
+    auto& out = vector_element(y, i, r);
+    out = be == y_scalar(0) ? al * sum : al * sum + be * out;
+  }
+};
+
 }  // namespace detail
 
 /// y = alpha op(A) x + beta y for an HM matrix; alpha and beta have y's value type.
@@ -72,20 +98,43 @@ void spmv(const ExecSpace& exec, op operation, typename YView::non_const_value_t
   const int sign = t ? -1 : 1;
   using y_scalar = typename YView::non_const_value_type;
   const y_scalar al = alpha, be = beta;
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * vectors),
-      KOKKOS_LAMBDA(const std::int64_t f) {
-        const std::int64_t i = f % rows, r = f / rows;
-        y_scalar sum = 0;
-        for (int s = 0; s < diagonals; ++s) {
-          const std::int64_t j = i + sign * offsets(s);
-          if (j < 0 || j >= cols) continue;
-          sum += values(starts(s) + (i < j ? i : j)) * detail::vector_element(x, j, r);
-        }
-        auto& out = detail::vector_element(y, i, r);
-        out = be == y_scalar(0) ? al * sum : al * sum + be * out;
-      });
+  Kokkos::parallel_for("nearsparse::diagonal::hm_spmv",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, rows * vectors),
+                       detail::hm_spmv_kernel<Scalar, Mem, XView, YView>{
+                           offsets, starts, values, x, y, rows, cols, diagonals, sign, al, be});
 }
+
+namespace detail {
+
+/// Element (p, r) of y = alpha op(A) x + beta y for a CDM matrix (f = p + r n).
+template <class Scalar, class Mem, class XView, class YView>
+struct cdm_spmv_kernel {
+  using y_scalar = typename YView::non_const_value_type;
+
+  typename cdm_matrix<Scalar, Mem>::indices_view indices;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  XView x;
+  YView y;
+  int n, diagonals;
+  bool t;
+  y_scalar al, be;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t f) const {
+    const int p = int(f % n);
+    const std::int64_t r = f / n;
+    y_scalar sum = 0;
+    for (int s = 0; s < diagonals; ++s) {
+      const int k = indices(s);
+      // A(p, p + k) is entry p; A^T(p, j) = A(j, p) with j = p - k is entry j.
+      const int j = t ? wrap(p - k, n) : wrap(p + k, n);
+      sum += values(s, t ? j : p) * vector_element(x, j, r);
+    }
+    auto& out = vector_element(y, p, r);
+    out = be == y_scalar(0) ? al * sum : al * sum + be * out;
+  }
+};
+
+}  // namespace detail
 
 /// y = alpha op(A) x + beta y for a CDM matrix; alpha and beta have y's value type.
 template <class ExecSpace, class Scalar, class Mem, class XView, class YView>
@@ -103,21 +152,10 @@ void spmv(const ExecSpace& exec, op operation, typename YView::non_const_value_t
   const bool t = operation == op::transpose;
   using y_scalar = typename YView::non_const_value_type;
   const y_scalar al = alpha, be = beta;
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::cdm_spmv", Kokkos::RangePolicy<ExecSpace>(exec, 0, n * vectors),
-      KOKKOS_LAMBDA(const std::int64_t f) {
-        const int p = int(f % n);
-        const std::int64_t r = f / n;
-        y_scalar sum = 0;
-        for (int s = 0; s < diagonals; ++s) {
-          const int k = indices(s);
-          // A(p, p + k) is entry p; A^T(p, j) = A(j, p) with j = p - k is entry j.
-          const int j = t ? detail::wrap(p - k, n) : detail::wrap(p + k, n);
-          sum += values(s, t ? j : p) * detail::vector_element(x, j, r);
-        }
-        auto& out = detail::vector_element(y, p, r);
-        out = be == y_scalar(0) ? al * sum : al * sum + be * out;
-      });
+  Kokkos::parallel_for("nearsparse::diagonal::cdm_spmv",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, n * vectors),
+                       detail::cdm_spmv_kernel<Scalar, Mem, XView, YView>{indices, values, x, y, n,
+                                                                          diagonals, t, al, be});
 }
 
 }  // namespace nearsparse::diagonal

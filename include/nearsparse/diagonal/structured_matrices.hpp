@@ -22,6 +22,25 @@ std::vector<int> banded_offsets(int rows, int cols, int lower, int upper);
 std::vector<int> random_offsets(int rows, int cols, int count, std::uint64_t seed,
                                 bool with_main = true);
 
+namespace detail {
+
+/// Zeroes entry p of compact diagonal t where it lies outside the band (more than `lower` below
+/// or `upper` above the main diagonal).
+template <class Scalar, class Mem>
+struct clip_band_element {
+  typename cdm_matrix<Scalar, Mem>::indices_view indices;
+  typename cdm_matrix<Scalar, Mem>::values_view values;
+  int n, lower, upper;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int t, const int p) const {
+    const int k = indices(t);
+    const int d = p < n - k ? k : k - n;
+    if (d > upper || -d > lower) values(t, p) = Scalar(0);
+  }
+};
+
+}  // namespace detail
+
 /// HM matrix on `offsets` with values uniform in [-1, 1) from the seed.
 template <class Scalar, class ExecSpace, class Mem = typename ExecSpace::memory_space>
 hm_matrix<Scalar, Mem> random_hm(const ExecSpace& exec, int rows, int cols,
@@ -43,11 +62,8 @@ cdm_matrix<Scalar, Mem> random_banded_cdm(const ExecSpace& exec, int n, int lowe
   const auto values = m.values();
   nearsparse::detail::for_each_element(
       exec, "nearsparse::diagonal::clip_band", m.diagonal_count(), n,
-      nearsparse::detail::second_index_contiguous(values), KOKKOS_LAMBDA(const int t, const int p) {
-        const int k = indices(t);
-        const int d = p < n - k ? k : k - n;
-        if (d > upper || -d > lower) values(t, p) = Scalar(0);
-      });
+      nearsparse::detail::second_index_contiguous(values),
+      detail::clip_band_element<Scalar, Mem>{indices, values, n, lower, upper});
   exec.fence();
   return m;
 }

@@ -45,6 +45,30 @@ KOKKOS_INLINE_FUNCTION double real_dot(const complex_double& x, const complex_do
   return x.real() * y.real() + x.imag() * y.imag();
 }
 
+/// Row i's share of validate_crs: bad(0) counts broken row offsets, bad(1) columns outside
+/// [0, cols), bad(2) non-finite values.
+template <class RowMap, class Entries, class Values, class Bad>
+struct validate_crs_kernel {
+  RowMap row_map;
+  Entries entries;
+  Values values;
+  Bad bad;
+  std::int64_t rows, cols, count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    const std::int64_t lo = row_map(i), hi = row_map(i + 1);
+    if ((i == 0 && lo != 0) || hi < lo || hi > count || (i == rows - 1 && hi != count)) {
+      Kokkos::atomic_add(&bad(0), std::int64_t(1));
+      return;
+    }
+    for (std::int64_t e = lo; e < hi; ++e) {
+      if (entries(e) < 0 || entries(e) >= cols) Kokkos::atomic_add(&bad(1), std::int64_t(1));
+      if (!nearsparse::detail::is_finite_value(values(e)))
+        Kokkos::atomic_add(&bad(2), std::int64_t(1));
+    }
+  }
+};
+
 /// Validates a CRS matrix: square (when `square`), row offsets that start at 0, never decrease
 /// and end at the entry count, columns inside the matrix, finite values. Throws
 /// nearsparse::invalid_argument naming `function` and `name` with the extents otherwise.
@@ -82,18 +106,8 @@ void validate_crs(const ExecSpace& exec, const Crs& h, const char* function, con
   Kokkos::View<std::int64_t[3], typename Crs::memory_space> bad("nearsparse::kpm::crs_check");
   Kokkos::parallel_for(
       "nearsparse::kpm::validate_crs", Kokkos::RangePolicy<ExecSpace>(exec, 0, rows),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const std::int64_t lo = row_map(i), hi = row_map(i + 1);
-        if ((i == 0 && lo != 0) || hi < lo || hi > count || (i == rows - 1 && hi != count)) {
-          Kokkos::atomic_add(&bad(0), std::int64_t(1));
-          return;
-        }
-        for (std::int64_t e = lo; e < hi; ++e) {
-          if (entries(e) < 0 || entries(e) >= cols) Kokkos::atomic_add(&bad(1), std::int64_t(1));
-          if (!nearsparse::detail::is_finite_value(values(e)))
-            Kokkos::atomic_add(&bad(2), std::int64_t(1));
-        }
-      });
+      validate_crs_kernel<decltype(h.graph.row_map), decltype(h.graph.entries), decltype(h.values),
+                          decltype(bad)>{row_map, entries, values, bad, rows, cols, count});
   auto h_bad = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bad);
   if (h_bad(0) > 0)
     throw_invalid_argument(function, name,

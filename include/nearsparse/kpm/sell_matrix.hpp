@@ -221,6 +221,22 @@ crs_matrix<Scalar, ExecSpace, Mem> to_crs(const ExecSpace& exec,
   return crs("nearsparse::kpm::crs", n, n, int(nnz), values, row_map, entries);
 }
 
+namespace detail {
+
+/// out(i, r) = in(perm(i), r): row i of a vector block in the order of a SELL matrix.
+template <class In, class Out, class Perm>
+struct permute_rows_kernel {
+  In in;
+  Out out;
+  Perm perm;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int r) const {
+    out(i, r) = in(perm(i), r);
+  }
+};
+
+}  // namespace detail
+
 /// out(i, :) = in(permutation(i), :): a block of vectors in original row order into the order of
 /// a SELL matrix. Both rank-2 Views of the same extents.
 template <class ExecSpace, class Scalar, class Mem, class In, class Out>
@@ -237,7 +253,8 @@ void permute_rows(const ExecSpace& exec, const sell_matrix<Scalar, Mem>& s, cons
   Kokkos::parallel_for(
       "nearsparse::kpm::permute_rows",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>(exec, {0, 0}, {s.rows(), cols}),
-      KOKKOS_LAMBDA(const int i, const int r) { out(i, r) = in(perm(i), r); });
+      detail::permute_rows_kernel<In, Out, typename sell_matrix<Scalar, Mem>::index_view>{in, out,
+                                                                                          perm});
 }
 
 }  // namespace nearsparse::kpm

@@ -144,14 +144,35 @@ inline void collective_require(MPI_Comm comm, bool ok, const char* fn, const cha
                                       ")"));
 }
 
+/// v(i, j) += part(i, j).
+template <class Mem>
+struct add_work_element {
+  work_matrix<Mem> v, part;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j) const {
+    v(i, j) += part(i, j);
+  }
+};
+
 /// v += part, element by element (work matrices of one extent).
 template <class ExecSpace, class Mem>
 void add_work(const ExecSpace& exec, const work_matrix<Mem>& v, const work_matrix<Mem>& part) {
-  nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::sum_V", v.extent(0), v.extent(1),
-      nearsparse::detail::second_index_contiguous(v),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { v(i, j) += part(i, j); });
+  nearsparse::detail::for_each_element(exec, "nearsparse::spamm::sum_V", v.extent(0), v.extent(1),
+                                       nearsparse::detail::second_index_contiguous(v),
+                                       add_work_element<Mem>{v, part});
 }
+
+/// Word u of row r of a column block: d[r * dst_width + offset + u] = s[r * width + u].
+struct copy_columns_element {
+  const std::uint64_t* s;
+  int width;
+  std::uint64_t* d;
+  int dst_width, offset;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t r, const std::int64_t u) const {
+    d[r * dst_width + offset + u] = s[r * width + u];
+  }
+};
 
 /// Copies `rows` rows of `width` 8-byte words from src (rows `width` apart) to dst (rows
 /// `dst_width` apart), starting at word `offset` of each: a column block of a packed operand.
@@ -162,12 +183,36 @@ void copy_columns(const ExecSpace& exec, const void* src, int rows, int width, v
                   int dst_width, int offset) {
   const auto* s = static_cast<const std::uint64_t*>(src);
   auto* d = static_cast<std::uint64_t*>(dst);
-  nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::assemble_panels", rows, width, true,
-      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t u) {
-        d[r * dst_width + offset + u] = s[r * width + u];
-      });
+  nearsparse::detail::for_each_element(exec, "nearsparse::spamm::assemble_panels", rows, width,
+                                       true, copy_columns_element{s, width, d, dst_width, offset});
 }
+
+/// Word e of the compact buffer c (tile e / tile_size of it) and its word in the panel p, copied
+/// from the panel to c (gather) or back.
+template <class Mem>
+struct move_tiles_kernel {
+  bool gather;
+  std::uint64_t* p;
+  std::int64_t row_words;
+  int kt, tile, tile_words;
+  Kokkos::View<int*, Mem> tiles;
+  std::int64_t first;
+  std::uint64_t* c;
+  std::int64_t tile_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t t = e / tile_size, in = e - t * tile_size;
+    const std::int64_t row = in / tile_words, u = in - row * tile_words;
+    const std::int64_t id = tiles(first + t);
+    const std::int64_t r = id / kt, k = id - r * kt;
+    std::uint64_t* in_panel = p + (r * tile + row) * row_words + k * tile_words + u;
+    if (gather) {
+      c[e] = *in_panel;
+    } else {
+      *in_panel = c[e];
+    }
+  }
+};
 
 /// Whole tiles of a packed operand panel (rows of `row_words` 8-byte words, tile rows of
 /// `tile_words` words) copied to a compact buffer (gather) or back from one: compact tile t is
@@ -184,19 +229,27 @@ void move_tiles(const ExecSpace& exec, bool gather, void* panel, std::int64_t ro
   Kokkos::parallel_for(
       gather ? "nearsparse::spamm::gather_kept_tiles" : "nearsparse::spamm::place_kept_tiles",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count * tile_size),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t t = e / tile_size, in = e - t * tile_size;
-        const std::int64_t row = in / tile_words, u = in - row * tile_words;
-        const std::int64_t id = tiles(first + t);
-        const std::int64_t r = id / kt, k = id - r * kt;
-        std::uint64_t* in_panel = p + (r * tile + row) * row_words + k * tile_words + u;
-        if (gather) {
-          c[e] = *in_panel;
-        } else {
-          *in_panel = c[e];
-        }
-      });
+      move_tiles_kernel<Mem>{gather, p, row_words, kt, tile, tile_words, tiles, first, c,
+                             tile_size});
 }
+
+/// out[k] = the largest of the `across` norms of tile column k (by_rows) or tile row k of norms.
+template <class Mem>
+struct largest_norms_kernel {
+  norm_map<Mem> norms;
+  bool by_rows;
+  int across;
+  double* out;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int k) const {
+    double m = 0.0;
+    for (int o = 0; o < across; ++o) {
+      const double x = by_rows ? norms(o, k) : norms(k, o);
+      m = x > m ? x : m;
+    }
+    out[k] = m;
+  }
+};
 
 /// out[k] = the largest norm of tile column k of an A norm map (over its rows, by_rows) or of
 /// tile row k of a B norm map (over its columns): what a process's own block multiplies the
@@ -205,28 +258,17 @@ template <class ExecSpace, class Mem>
 void largest_norms(const ExecSpace& exec, const norm_map<Mem>& norms, bool by_rows, double* out) {
   const int kt = int(by_rows ? norms.extent(1) : norms.extent(0));
   const int across = int(by_rows ? norms.extent(0) : norms.extent(1));
-  Kokkos::parallel_for(
-      "nearsparse::spamm::largest_norms", Kokkos::RangePolicy<ExecSpace>(exec, 0, kt),
-      KOKKOS_LAMBDA(const int k) {
-        double m = 0.0;
-        for (int o = 0; o < across; ++o) {
-          const double x = by_rows ? norms(o, k) : norms(k, o);
-          m = x > m ? x : m;
-        }
-        out[k] = m;
-      });
+  Kokkos::parallel_for("nearsparse::spamm::largest_norms",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, kt),
+                       largest_norms_kernel<Mem>{norms, by_rows, across, out});
 }
 
 /// C = beta * C (C = 0 when beta is 0, so NaN in C does not survive).
 template <class ExecSpace, class CView>
 void scale_c(const ExecSpace& exec, typename CView::non_const_value_type beta, const CView& c) {
-  using c_value = typename CView::non_const_value_type;
-  nearsparse::detail::for_each_element(
-      exec, "nearsparse::spamm::scale_c", c.extent(0), c.extent(1),
-      nearsparse::detail::second_index_contiguous(c),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
-        c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
-      });
+  nearsparse::detail::for_each_element(exec, "nearsparse::spamm::scale_c", c.extent(0), c.extent(1),
+                                       nearsparse::detail::second_index_contiguous(c),
+                                       scale_c_element<CView>{c, beta});
 }
 
 }  // namespace detail

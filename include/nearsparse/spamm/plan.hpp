@@ -99,6 +99,18 @@ constexpr void static_assert_output() {
                 "nearsparse::spamm: C must be writable");
 }
 
+/// Element (i, j) of C = beta * C (zero where beta is zero: NaN in C does not propagate).
+template <class CView>
+struct scale_c_element {
+  CView c;
+  typename CView::non_const_value_type beta;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j) const {
+    using c_value = typename CView::non_const_value_type;
+    c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
+  }
+};
+
 /// The device pointers and parameters of one product under `opt`.
 inline multiply_problem make_problem(const options& opt, const geometry& geo, const void* a,
                                      const void* b, const double* a_norms, const double* b_norms,
@@ -388,11 +400,9 @@ class plan {
     if (geo_.m == 0 || geo_.n == 0) return;
     const detail::multiply_problem p = problem();
     if (geo_.k == 0) {  // no tiles of k: C = beta * C
-      nearsparse::detail::for_each_element(
-          exec, "nearsparse::spamm::scale_c", geo_.m, geo_.n,
-          nearsparse::detail::second_index_contiguous(c), KOKKOS_LAMBDA(const int i, const int j) {
-            c(i, j) = beta == c_value(0) ? c_value(0) : beta * c(i, j);
-          });
+      nearsparse::detail::for_each_element(exec, "nearsparse::spamm::scale_c", geo_.m, geo_.n,
+                                           nearsparse::detail::second_index_contiguous(c),
+                                           detail::scale_c_element<CView>{c, c_value(beta)});
       return;
     }
     detail::multiply(exec, fn, options_, p, c_value(alpha), c_value(beta), c);

@@ -30,6 +30,29 @@ namespace nearsparse::tlr {
 
 namespace detail {
 
+/// One team per tile: a dense tile's nb x nb block of A (zero beyond A's extents) into its slot.
+template <class ExecSpace, class AView, class MemorySpace>
+struct copy_dense_tiles_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  AView a;
+  typename tlr_matrix<MemorySpace>::factor_view dense;
+  typename tlr_matrix<MemorySpace>::index_view slots;
+  int mt, nb, rows, cols;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int slot = slots(t);
+    if (slot < 0) return;
+    const int row0 = (t % mt) * nb, col0 = (t / mt) * nb;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb), [&](const int q) {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nb), [&](const int r) {
+        dense(r, q, slot) =
+            row0 + r < rows && col0 + q < cols ? double(a(row0 + r, col0 + q)) : 0.0;
+      });
+    });
+  }
+};
+
 template <class ExecSpace, class AView, class MemorySpace>
 void copy_dense_tiles(const ExecSpace& exec, const AView& a, const tlr_matrix<MemorySpace>& out) {
   const int mt = static_cast<int>(out.tile_rows()), nb = static_cast<int>(out.tile());
@@ -39,19 +62,53 @@ void copy_dense_tiles(const ExecSpace& exec, const AView& a, const tlr_matrix<Me
   const int tiles = static_cast<int>(out.tile_count());
   Kokkos::parallel_for(
       "nearsparse::tlr::compress::dense_tiles", tile_team_policy(exec, tiles),
-      KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
-        const int t = team.league_rank();
-        const int slot = slots(t);
-        if (slot < 0) return;
-        const int row0 = (t % mt) * nb, col0 = (t / mt) * nb;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb), [&](const int q) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nb), [&](const int r) {
-            dense(r, q, slot) =
-                row0 + r < rows && col0 + q < cols ? double(a(row0 + r, col0 + q)) : 0.0;
-          });
-        });
-      });
+      copy_dense_tiles_kernel<ExecSpace, AView, MemorySpace>{a, dense, slots, mt, nb, rows, cols});
 }
+
+/// One team per low-rank tile compressed to rank 0: its error is the tile's Frobenius norm.
+template <class ExecSpace, class AView, class MemorySpace>
+struct zero_rank_tiles_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  compression_target<AView, MemorySpace> c;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const auto f = c.frame(team.league_rank());
+    const double s = team_sum(team, f.m, f.n, [&](const int r, const int q) {
+      const double x = c.a(f.row0 + r, f.col0 + q);
+      return x * x;
+    });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      c.ranks(f.t) = 0;
+      c.errors(f.t) = ::sqrt(s);
+    });
+  }
+};
+
+/// One team per tile: the tile's dense block, or U V^T of a low-rank tile, written into the
+/// column-major matrix at base (leading dimension ld).
+template <class ExecSpace, class MemorySpace>
+struct tlr_to_dense_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  typename tlr_matrix<MemorySpace>::factor_view u, v, dense;
+  typename tlr_matrix<MemorySpace>::index_view slots, ranks;
+  double* base;
+  int mt, nb, rows, cols, kmax, ld;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int t = team.league_rank();
+    const int row0 = (t % mt) * nb, col0 = (t / mt) * nb;
+    const int m = rows - row0 < nb ? rows - row0 : nb, n = cols - col0 < nb ? cols - col0 : nb;
+    double* c = base + row0 + std::size_t(col0) * ld;
+    const int slot = slots(t);
+    if (slot >= 0) {
+      team_copy(team, m, n, n, &dense(0, 0, slot), nb, c, ld);
+    } else {
+      const std::size_t offset = std::size_t(t) * nb * kmax;
+      team_gemm_nx(team, true, m, n, ranks(t), 1.0, u.data() + offset, nb, v.data() + offset, nb,
+                   0.0, c, ld);
+    }
+  }
+};
 
 }  // namespace detail
 
@@ -166,19 +223,9 @@ tlr_matrix<typename ExecSpace::memory_space> compress(const ExecSpace& exec, con
                              detail::jacobi_compression<AView, memory_space>{c});
       } else if (ell == 0) {
         // max_rank = 0 without oversampling: every low-rank tile is zero; its error is its norm.
-        Kokkos::parallel_for(
-            "nearsparse::tlr::compress::zero", detail::tile_team_policy(exec, league),
-            KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
-              const auto f = c.frame(team.league_rank());
-              const double s = detail::team_sum(team, f.m, f.n, [&](const int r, const int q) {
-                const double x = c.a(f.row0 + r, f.col0 + q);
-                return x * x;
-              });
-              Kokkos::single(Kokkos::PerTeam(team), [&]() {
-                c.ranks(f.t) = 0;
-                c.errors(f.t) = ::sqrt(s);
-              });
-            });
+        Kokkos::parallel_for("nearsparse::tlr::compress::zero",
+                             detail::tile_team_policy(exec, league),
+                             detail::zero_rank_tiles_kernel<ExecSpace, AView, memory_space>{c});
       } else {
         detail::randomized_compression<AView, memory_space> kernel{c, ell, options.power_iterations,
                                                                    options.seed};
@@ -249,22 +296,10 @@ Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> to_dense(const ExecSpace
   auto ranks = a.ranks();
   const int ld = static_cast<int>(out.stride(1));
   double* base = out.data();
-  Kokkos::parallel_for(
-      "nearsparse::tlr::to_dense", detail::tile_team_policy(exec, static_cast<int>(a.tile_count())),
-      KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
-        const int t = team.league_rank();
-        const int row0 = (t % mt) * nb, col0 = (t / mt) * nb;
-        const int m = rows - row0 < nb ? rows - row0 : nb, n = cols - col0 < nb ? cols - col0 : nb;
-        double* c = base + row0 + std::size_t(col0) * ld;
-        const int slot = slots(t);
-        if (slot >= 0) {
-          detail::team_copy(team, m, n, n, &dense(0, 0, slot), nb, c, ld);
-        } else {
-          const std::size_t offset = std::size_t(t) * nb * kmax;
-          detail::team_gemm_nx(team, true, m, n, ranks(t), 1.0, u.data() + offset, nb,
-                               v.data() + offset, nb, 0.0, c, ld);
-        }
-      });
+  Kokkos::parallel_for("nearsparse::tlr::to_dense",
+                       detail::tile_team_policy(exec, static_cast<int>(a.tile_count())),
+                       detail::tlr_to_dense_kernel<ExecSpace, MemorySpace>{
+                           u, v, dense, slots, ranks, base, mt, nb, rows, cols, kmax, ld});
   return out;
 }
 

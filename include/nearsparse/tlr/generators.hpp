@@ -19,6 +19,39 @@
 
 namespace nearsparse::tlr {
 
+namespace detail {
+
+/// Element (i, j) of the Hilbert matrix, 1 / (i + j + 1), into a.
+template <class MemorySpace>
+struct hilbert_kernel {
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> a;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, const std::size_t j) const {
+    a(i, j) = 1.0 / static_cast<double>(i + j + 1);
+  }
+};
+
+/// Element (i, j) of the exponential covariance, exp(-|x_i - x_j| * inv), of the d-dimensional
+/// points (row-major) into a.
+template <class MemorySpace>
+struct exponential_covariance_kernel {
+  Kokkos::View<double*, MemorySpace> points;
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> a;
+  int d;
+  double inv;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, const std::size_t j) const {
+    double r2 = 0;
+    for (int k = 0; k < d; ++k) {
+      const double x = points(i * d + k) - points(j * d + k);
+      r2 += x * x;
+    }
+    a(i, j) = ::exp(-::sqrt(r2) * inv);
+  }
+};
+
+}  // namespace detail
+
 /// The m x n Hilbert matrix, column-major, computed on exec.
 template <class ExecSpace>
 Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> hilbert(
@@ -26,13 +59,10 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> hil
   Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> a(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("nearsparse::tlr::hilbert")), m,
       n);
-  Kokkos::parallel_for(
-      "nearsparse::tlr::hilbert",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>>(exec, {0, 0},
-                                                                               {m, n}),
-      KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) {
-        a(i, j) = 1.0 / static_cast<double>(i + j + 1);
-      });
+  Kokkos::parallel_for("nearsparse::tlr::hilbert",
+                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>>(
+                           exec, {0, 0}, {m, n}),
+                       detail::hilbert_kernel<typename ExecSpace::memory_space>{a});
   return a;
 }
 
@@ -62,18 +92,10 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> exp
       n, n);
   const int d = dimension;
   const double inv = 1.0 / length;
-  Kokkos::parallel_for(
-      "nearsparse::tlr::exponential_covariance",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>>(exec, {0, 0},
-                                                                               {n, n}),
-      KOKKOS_LAMBDA(const std::size_t i, const std::size_t j) {
-        double r2 = 0;
-        for (int k = 0; k < d; ++k) {
-          const double x = points(i * d + k) - points(j * d + k);
-          r2 += x * x;
-        }
-        a(i, j) = ::exp(-::sqrt(r2) * inv);
-      });
+  Kokkos::parallel_for("nearsparse::tlr::exponential_covariance",
+                       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left>>(
+                           exec, {0, 0}, {n, n}),
+                       detail::exponential_covariance_kernel<memory_space>{points, a, d, inv});
   exec.fence();  // `host` dies here
   return a;
 }

@@ -45,6 +45,71 @@ std::vector<int> flagged_offsets(const ExecSpace& exec, const Kokkos::View<int*,
   return offsets;
 }
 
+/// The least index e of an entry whose row or column lies outside a rows x cols matrix.
+template <class RowView, class ColView>
+struct first_entry_outside_kernel {
+  RowView row;
+  ColView col;
+  int rows, cols;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e, std::int64_t& first) const {
+    const auto i = std::int64_t(row(e)), j = std::int64_t(col(e));
+    if ((i < 0 || i >= rows || j < 0 || j >= cols) && e < first) first = e;
+  }
+};
+
+/// Sets the flag of the diagonal of entry e (indexed d + rows - 1).
+template <class Mem, class RowView, class ColView>
+struct mark_diagonals_kernel {
+  Kokkos::View<int*, Mem> flags;
+  RowView row;
+  ColView col;
+  int rows;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    flags(col(e) - row(e) + rows - 1) = 1;
+  }
+};
+
+/// Adds entry e's value atomically to its element of the HM matrix (duplicates sum).
+template <class Scalar, class Mem, class RowView, class ColView, class ValView>
+struct scatter_entries_kernel {
+  RowView row;
+  ColView col;
+  ValView value;
+  Kokkos::View<int*, Mem> map;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  int rows;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const int i = int(row(e)), j = int(col(e));
+    const auto at = starts(map(j - i + rows - 1)) + position_of(i, j);
+    Kokkos::atomic_add(&values(at), Scalar(value(e)));
+  }
+};
+
+/// Writes entry e's value to its element of the HM matrix, counting the entries that land on an
+/// element already written.
+template <class Scalar, class Mem, class RowView, class ColView, class ValView>
+struct scatter_unique_entries_kernel {
+  RowView row;
+  ColView col;
+  ValView value;
+  Kokkos::View<int*, Mem> map;
+  typename hm_matrix<Scalar, Mem>::starts_view starts;
+  typename hm_matrix<Scalar, Mem>::values_view values;
+  Kokkos::View<int*, Mem> seen;
+  int rows;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e, std::int64_t& sum) const {
+    const int i = int(row(e)), j = int(col(e));
+    const auto at = starts(map(j - i + rows - 1)) + position_of(i, j);
+    if (Kokkos::atomic_fetch_add(&seen(at), 1) != 0) ++sum;
+    values(at) = Scalar(value(e));
+  }
+};
+
 /// HM matrix holding the entries (row(e), col(e), value(e)), e < row.extent(0).
 template <class Scalar, class Mem, class ExecSpace, class RowView, class ColView, class ValView>
 hm_matrix<Scalar, Mem> hm_from_entries(const ExecSpace& exec, const char* function, int rows,
@@ -61,13 +126,10 @@ hm_matrix<Scalar, Mem> hm_from_entries(const ExecSpace& exec, const char* functi
 
   // First entry whose row or column lies outside the matrix, if any.
   std::int64_t first_bad = count;
-  Kokkos::parallel_reduce(
-      "nearsparse::diagonal::check_entries", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-      KOKKOS_LAMBDA(const std::int64_t e, std::int64_t& first) {
-        const auto i = std::int64_t(row(e)), j = std::int64_t(col(e));
-        if ((i < 0 || i >= rows || j < 0 || j >= cols) && e < first) first = e;
-      },
-      Kokkos::Min<std::int64_t>(first_bad));
+  Kokkos::parallel_reduce("nearsparse::diagonal::check_entries",
+                          Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                          first_entry_outside_kernel<RowView, ColView>{row, col, rows, cols},
+                          Kokkos::Min<std::int64_t>(first_bad));
   if (first_bad < count) {
     auto hr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), row);
     auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), col);
@@ -80,38 +142,30 @@ hm_matrix<Scalar, Mem> hm_from_entries(const ExecSpace& exec, const char* functi
 
   const std::size_t span = rows + cols > 0 ? std::size_t(rows) + std::size_t(cols) - 1 : 0;
   Kokkos::View<int*, Mem> flags(Kokkos::view_alloc(exec, "nearsparse::diagonal::flags"), span);
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::mark_diagonals", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-      KOKKOS_LAMBDA(const std::int64_t e) { flags(col(e) - row(e) + rows - 1) = 1; });
+  Kokkos::parallel_for("nearsparse::diagonal::mark_diagonals",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                       mark_diagonals_kernel<Mem, RowView, ColView>{flags, row, col, rows});
   hm_matrix<Scalar, Mem> out(exec, rows, cols, flagged_offsets(exec, flags, rows));
 
   const auto map = diagonal_map(exec, out);
   const auto starts = out.starts();
   const auto values = out.values();
   if (policy == duplicates::sum) {
-    Kokkos::parallel_for(
-        "nearsparse::diagonal::scatter_entries", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-        KOKKOS_LAMBDA(const std::int64_t e) {
-          const int i = int(row(e)), j = int(col(e));
-          const auto at = starts(map(j - i + rows - 1)) + position_of(i, j);
-          Kokkos::atomic_add(&values(at), Scalar(value(e)));
-        });
+    Kokkos::parallel_for("nearsparse::diagonal::scatter_entries",
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                         scatter_entries_kernel<Scalar, Mem, RowView, ColView, ValView>{
+                             row, col, value, map, starts, values, rows});
     exec.fence();
     return out;
   }
   Kokkos::View<int*, Mem> seen(Kokkos::view_alloc(exec, "nearsparse::diagonal::seen"),
                                std::size_t(out.stored_count()));
   std::int64_t repeated = 0;
-  Kokkos::parallel_reduce(
-      "nearsparse::diagonal::scatter_unique_entries",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-      KOKKOS_LAMBDA(const std::int64_t e, std::int64_t& sum) {
-        const int i = int(row(e)), j = int(col(e));
-        const auto at = starts(map(j - i + rows - 1)) + position_of(i, j);
-        if (Kokkos::atomic_fetch_add(&seen(at), 1) != 0) ++sum;
-        values(at) = Scalar(value(e));
-      },
-      repeated);
+  Kokkos::parallel_reduce("nearsparse::diagonal::scatter_unique_entries",
+                          Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                          scatter_unique_entries_kernel<Scalar, Mem, RowView, ColView, ValView>{
+                              row, col, value, map, starts, values, seen, rows},
+                          repeated);
   if (repeated > 0)
     nearsparse::detail::throw_invalid_argument(
         function, "col indices",

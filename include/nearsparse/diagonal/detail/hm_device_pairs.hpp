@@ -60,6 +60,56 @@ KOKKOS_INLINE_FUNCTION int find_logical(const Offsets& offsets, const Starts& st
   return i;
 }
 
+/// The pairs of one C diagonal (one team per C diagonal, a team scan placing them in the order
+/// of A's diagonals), its offset into c_offsets_out and c_index, and its chunks' diagonal.
+template <class ExecSpace, class Mem>
+struct hm_fill_pairs_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  template <class T>
+  using array = typename hm_device_pairs<Mem>::template array<T>;
+
+  array<hm_pair> pairs;
+  array<index_type> pair_ptr;
+  array<index_type> c_starts;
+  array<int> c_offsets;
+  array<int> c_index;
+  array<index_type> chunk_ptr;
+  array<int> chunk_diagonal;
+  Kokkos::View<int*, Mem> c_offsets_out;
+  Kokkos::View<int*, Mem> a_offsets;
+  Kokkos::View<index_type*, Mem> a_starts;
+  Kokkos::View<int*, Mem> b_offsets;
+  Kokkos::View<index_type*, Mem> b_starts;
+  int m, k, n, c_lo;
+  bool at, bt;
+  int na, nb;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& t) const {
+    const int ci = t.league_rank();
+    const int c = c_offsets(ci);
+    Kokkos::single(Kokkos::PerTeam(t), [&] {
+      c_offsets_out(ci) = c;
+      c_index(c - c_lo) = ci;
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, chunk_ptr(ci), chunk_ptr(ci + 1)),
+                         [&](const index_type u) { chunk_diagonal(u) = ci; });
+    const index_type first = pair_ptr(ci), c_start = c_starts(ci);
+    Kokkos::parallel_scan(
+        Kokkos::TeamThreadRange(t, na), [&](const int ia, int& placed, const bool final) {
+          index_type a_start, b_start = 0;
+          const int da = logical_diagonal(a_offsets, a_starts, at, na, ia, a_start);
+          hm_pair p;
+          const bool meets = find_logical(b_offsets, b_starts, bt, nb, c - da, b_start) >= 0 &&
+                             hm_make_pair(m, k, n, da, a_start, c - da, b_start, p);
+          if (meets && final) {
+            p.c_start = c_start;
+            pairs(first + placed) = p;
+          }
+          placed += meets ? 1 : 0;
+        });
+  }
+};
+
 /// Writes the pairs of every C diagonal, C's offsets into `c_offsets_out`, plan.c_index and
 /// plan.chunk_diagonal. One team per C diagonal: its threads take A's diagonals in turn, look up
 /// the one partner in B that completes the offset (a binary search), and a team scan places the
@@ -72,44 +122,34 @@ void hm_fill_pairs_device(const ExecSpace& exec, const hm_device_pairs<Mem>& pla
                           const Kokkos::View<index_type*, Mem>& a_starts,
                           const Kokkos::View<int*, Mem>& b_offsets,
                           const Kokkos::View<index_type*, Mem>& b_starts) {
-  const auto pairs = plan.pairs;
-  const auto pair_ptr = plan.pair_ptr;
-  const auto c_starts = plan.c_starts;
-  const auto c_offsets = plan.c_offsets;
-  const auto c_index = plan.c_index;
-  const auto chunk_ptr = plan.chunk_ptr;
-  const auto chunk_diagonal = plan.chunk_diagonal;
   const int m = plan.rows, k = plan.inner, n = plan.cols, c_lo = plan.c_lo;
   const bool at = plan.a_transposed, bt = plan.b_transposed;
   const int na = int(a_offsets.extent(0)), nb = int(b_offsets.extent(0));
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   const int team = Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? 1 : 32;
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_symbolic_pairs", policy(exec, int(c_offsets.extent(0)), team),
-      KOKKOS_LAMBDA(const typename policy::member_type& t) {
-        const int ci = t.league_rank();
-        const int c = c_offsets(ci);
-        Kokkos::single(Kokkos::PerTeam(t), [&] {
-          c_offsets_out(ci) = c;
-          c_index(c - c_lo) = ci;
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, chunk_ptr(ci), chunk_ptr(ci + 1)),
-                             [&](const index_type u) { chunk_diagonal(u) = ci; });
-        const index_type first = pair_ptr(ci), c_start = c_starts(ci);
-        Kokkos::parallel_scan(
-            Kokkos::TeamThreadRange(t, na), [&](const int ia, int& placed, const bool final) {
-              index_type a_start, b_start = 0;
-              const int da = logical_diagonal(a_offsets, a_starts, at, na, ia, a_start);
-              hm_pair p;
-              const bool meets = find_logical(b_offsets, b_starts, bt, nb, c - da, b_start) >= 0 &&
-                                 hm_make_pair(m, k, n, da, a_start, c - da, b_start, p);
-              if (meets && final) {
-                p.c_start = c_start;
-                pairs(first + placed) = p;
-              }
-              placed += meets ? 1 : 0;
-            });
-      });
+  using kernel = hm_fill_pairs_kernel<ExecSpace, Mem>;
+  Kokkos::parallel_for("nearsparse::diagonal::hm_symbolic_pairs",
+                       policy(exec, int(plan.c_offsets.extent(0)), team),
+                       kernel{plan.pairs,
+                              plan.pair_ptr,
+                              plan.c_starts,
+                              plan.c_offsets,
+                              plan.c_index,
+                              plan.chunk_ptr,
+                              plan.chunk_diagonal,
+                              c_offsets_out,
+                              a_offsets,
+                              a_starts,
+                              b_offsets,
+                              b_starts,
+                              m,
+                              k,
+                              n,
+                              c_lo,
+                              at,
+                              bt,
+                              na,
+                              nb});
 }
 
 }  // namespace nearsparse::diagonal::detail

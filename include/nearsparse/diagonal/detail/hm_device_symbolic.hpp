@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace nearsparse::diagonal::detail {
 
@@ -168,6 +169,161 @@ KOKKOS_INLINE_FUNCTION int first_not_below(int n, index_type value, const Get& g
   return lo;
 }
 
+/// The pairs meeting on each offset of one team's share of C's range and their multiply-adds
+/// (one offset a thread a round, A's and B's logical offsets staged in team scratch), and the
+/// team's totals.
+template <class ExecSpace, class Mem>
+struct hm_symbolic_count_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using scratch_ints =
+      Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  template <class T>
+  using array = typename hm_device_symbolic<Mem>::template array<T>;
+  static constexpr int fields = hm_device_symbolic<Mem>::team_fields;
+
+  Kokkos::View<int*, Mem> a_offsets;
+  Kokkos::View<int*, Mem> b_offsets;
+  array<int> pairs_by;
+  array<index_type> adds_by;
+  array<index_type> team_totals;
+  int m, k, n, c_lo, range;
+  int na, nb;
+  bool ta, tb;
+  int rounds, per_team;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& t) const {
+    const scratch_ints la(t.team_scratch(0), na), lb(t.team_scratch(0), nb);
+    // Logical offsets, ascending (a transposed operand's stored ones negated, from the back).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, na),
+                         [&](const int i) { la(i) = ta ? -a_offsets(na - 1 - i) : a_offsets(i); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nb),
+                         [&](const int j) { lb(j) = tb ? -b_offsets(nb - 1 - j) : b_offsets(j); });
+    t.team_barrier();
+    index_type sums[fields] = {0, 0, 0, 0, 0};
+    for (int round = 0; round < rounds; ++round) {
+      const int at = t.league_rank() * per_team + round * t.team_size() + t.team_rank();
+      if (at >= range) break;
+      const index_type c = index_type(c_lo) + at;
+      // Only A's offsets da with c - da inside B's range can meet a partner.
+      int i = first_not_below(na, c - lb(nb - 1), [&](const int x) { return la(x); });
+      const int i_end = first_not_below(na, c - lb(0) + 1, [&](const int x) { return la(x); });
+      int j = nb - 1;
+      int count = 0;
+      index_type adds = 0;
+      while (i < i_end && j >= 0) {
+        const index_type sum = index_type(la(i)) + lb(j);
+        if (sum < c) {
+          ++i;
+        } else if (sum > c) {
+          --j;
+        } else {
+          hm_pair p;
+          if (hm_make_pair(m, k, n, la(i), 0, lb(j), 0, p)) {
+            ++count;
+            adds += p.qhi - p.qlo;
+          }
+          ++i;
+          --j;
+        }
+      }
+      pairs_by(at) = count;
+      adds_by(at) = adds;
+      index_type share[4];
+      c_diagonal_share(m, n, c, count, share);
+      for (int f = 0; f < 4; ++f) sums[f] += share[f];
+      sums[4] += adds;
+    }
+    for (int f = 0; f < fields; ++f) {
+      index_type before = 0;
+      const index_type total = team_sum(t, sums[f], before);
+      if (t.team_rank() == 0) team_totals(std::size_t(t.league_rank()) * fields + f) = total;
+    }
+  }
+};
+
+/// C's diagonals among one team's share of C's range (offset, first pair, value and chunk, after
+/// the totals of the teams before it), into C's device arrays and the host-readable copy; the
+/// last team also writes the closing entries and the totals.
+template <class ExecSpace, class Mem, class Readable>
+struct hm_symbolic_compact_kernel {
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  template <class T>
+  using array = typename hm_device_symbolic<Mem>::template array<T>;
+  using readable_part = Kokkos::Subview<Readable, std::pair<std::size_t, std::size_t>>;
+  static constexpr int fields = hm_device_symbolic<Mem>::team_fields;
+
+  array<int> pairs_by;
+  array<index_type> team_totals;
+  array<index_type> pair_ptr;
+  array<index_type> chunk_ptr;
+  array<index_type> c_starts;
+  array<int> c_offsets;
+  Readable readable;
+  readable_part r_offsets;
+  readable_part r_pair_ptr;
+  readable_part r_starts;
+  readable_part r_chunk_ptr;
+  int m, n, c_lo, range;
+  int rounds, per_team;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& t) const {
+    const int team = t.league_rank();
+    // Where this team's diagonals, pairs, values and chunks start.
+    index_type run[4];
+    for (int f = 0; f < 4; ++f) {
+      index_type before = 0;
+      nearsparse::detail::team_reduce_fenced(
+          t, team,
+          [&](const int u, index_type& acc) { acc += team_totals(std::size_t(u) * fields + f); },
+          before);
+      run[f] = before;
+    }
+    for (int round = 0; round < rounds; ++round) {
+      const int at = team * per_team + round * t.team_size() + t.team_rank();
+      const int count = at < range ? pairs_by(at) : 0;
+      index_type mine[4];
+      c_diagonal_share(m, n, index_type(c_lo) + at, count, mine);
+      index_type place[4], step[4];
+      for (int f = 0; f < 4; ++f) step[f] = team_sum(t, mine[f], place[f]);
+      if (count != 0) {
+        const index_type d = run[0] + place[0];
+        const index_type p = run[1] + place[1], v = run[2] + place[2], q = run[3] + place[3];
+        c_offsets(d) = c_lo + at;
+        pair_ptr(d) = p;
+        c_starts(d) = v;
+        chunk_ptr(d) = q;
+        r_offsets(d) = c_lo + at;
+        r_pair_ptr(d) = p;
+        r_starts(d) = v;
+        r_chunk_ptr(d) = q;
+      }
+      for (int f = 0; f < 4; ++f) run[f] += step[f];
+    }
+    if (team == t.league_size() - 1) {
+      // The last team ends C's arrays: their closing entries and the totals.
+      index_type all_adds = 0;
+      nearsparse::detail::team_reduce_fenced(
+          t, t.league_size(),
+          [&](const int u, index_type& acc) { acc += team_totals(std::size_t(u) * fields + 4); },
+          all_adds);
+      Kokkos::single(Kokkos::PerTeam(t), [&]() {
+        const index_type nc = run[0];
+        pair_ptr(nc) = run[1];
+        c_starts(nc) = run[2];
+        chunk_ptr(nc) = run[3];
+        r_pair_ptr(nc) = run[1];
+        r_starts(nc) = run[2];
+        r_chunk_ptr(nc) = run[3];
+        readable(0) = nc;
+        readable(1) = run[1];
+        readable(2) = run[2];
+        readable(3) = run[3];
+        readable(4) = all_adds;
+      });
+    }
+  }
+};
+
 /// The symbolic phase of op(A) op(B) on `exec`: returns what hm_symbolic returns (host arrays)
 /// and leaves C's device arrays in `out`. a_offsets and b_offsets are the operands' stored
 /// offsets in device memory (those of the structures a and b).
@@ -219,69 +375,18 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
   const auto pairs_by = out.pairs_by_offset();
   const auto adds_by = out.multiply_adds_by_offset();
   const auto team_totals = out.team_totals();
-  constexpr int fields = hm_device_symbolic<Mem>::team_fields;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename policy::member_type;
-  using scratch_ints =
-      Kokkos::View<int*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using count_kernel = hm_symbolic_count_kernel<ExecSpace, Mem>;
+  using scratch_ints = typename count_kernel::scratch_ints;
 
   // Pass 1: the pairs on each offset of C's range and their multiply-adds, and each team's
   // totals. A team with no offset in the range (range 0) leaves zero totals.
   const std::size_t shared =
       scratch_ints::shmem_size(std::size_t(na)) + scratch_ints::shmem_size(std::size_t(nb));
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_symbolic_count",
-      policy(exec, teams, threads).set_scratch_size(0, Kokkos::PerTeam(shared)),
-      KOKKOS_LAMBDA(const member& t) {
-        const scratch_ints la(t.team_scratch(0), na), lb(t.team_scratch(0), nb);
-        // Logical offsets, ascending (a transposed operand's stored ones negated, from the back).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, na), [&](const int i) {
-          la(i) = ta ? -a_offsets(na - 1 - i) : a_offsets(i);
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, nb), [&](const int j) {
-          lb(j) = tb ? -b_offsets(nb - 1 - j) : b_offsets(j);
-        });
-        t.team_barrier();
-        index_type sums[fields] = {0, 0, 0, 0, 0};
-        for (int round = 0; round < rounds; ++round) {
-          const int at = t.league_rank() * per_team + round * t.team_size() + t.team_rank();
-          if (at >= range) break;
-          const index_type c = index_type(c_lo) + at;
-          // Only A's offsets da with c - da inside B's range can meet a partner.
-          int i = first_not_below(na, c - lb(nb - 1), [&](const int x) { return la(x); });
-          const int i_end = first_not_below(na, c - lb(0) + 1, [&](const int x) { return la(x); });
-          int j = nb - 1;
-          int count = 0;
-          index_type adds = 0;
-          while (i < i_end && j >= 0) {
-            const index_type sum = index_type(la(i)) + lb(j);
-            if (sum < c) {
-              ++i;
-            } else if (sum > c) {
-              --j;
-            } else {
-              hm_pair p;
-              if (hm_make_pair(m, k, n, la(i), 0, lb(j), 0, p)) {
-                ++count;
-                adds += p.qhi - p.qlo;
-              }
-              ++i;
-              --j;
-            }
-          }
-          pairs_by(at) = count;
-          adds_by(at) = adds;
-          index_type share[4];
-          c_diagonal_share(m, n, c, count, share);
-          for (int f = 0; f < 4; ++f) sums[f] += share[f];
-          sums[4] += adds;
-        }
-        for (int f = 0; f < fields; ++f) {
-          index_type before = 0;
-          const index_type total = team_sum(t, sums[f], before);
-          if (t.team_rank() == 0) team_totals(std::size_t(t.league_rank()) * fields + f) = total;
-        }
-      });
+  Kokkos::parallel_for("nearsparse::diagonal::hm_symbolic_count",
+                       policy(exec, teams, threads).set_scratch_size(0, Kokkos::PerTeam(shared)),
+                       count_kernel{a_offsets, b_offsets, pairs_by, adds_by, team_totals, m, k, n,
+                                    c_lo, range, na, nb, ta, tb, rounds, per_team});
 
   // Pass 2: each team starts where the teams before it end, and scans its offsets in order.
   const auto pair_ptr = out.pair_ptr();
@@ -294,68 +399,11 @@ hm_symbolic_product hm_symbolic_device(const ExecSpace& exec, const char* functi
       Kokkos::subview(readable, std::make_pair(totals + 2 * cap, totals + 3 * cap));
   const auto r_chunk_ptr =
       Kokkos::subview(readable, std::make_pair(totals + 3 * cap, totals + 4 * cap));
-  Kokkos::parallel_for(
-      "nearsparse::diagonal::hm_symbolic_compact", policy(exec, teams, threads),
-      KOKKOS_LAMBDA(const member& t) {
-        const int team = t.league_rank();
-        // Where this team's diagonals, pairs, values and chunks start.
-        index_type run[4];
-        for (int f = 0; f < 4; ++f) {
-          index_type before = 0;
-          nearsparse::detail::team_reduce_fenced(
-              t, team,
-              [&](const int u, index_type& acc) {
-                acc += team_totals(std::size_t(u) * fields + f);
-              },
-              before);
-          run[f] = before;
-        }
-        for (int round = 0; round < rounds; ++round) {
-          const int at = team * per_team + round * t.team_size() + t.team_rank();
-          const int count = at < range ? pairs_by(at) : 0;
-          index_type mine[4];
-          c_diagonal_share(m, n, index_type(c_lo) + at, count, mine);
-          index_type place[4], step[4];
-          for (int f = 0; f < 4; ++f) step[f] = team_sum(t, mine[f], place[f]);
-          if (count != 0) {
-            const index_type d = run[0] + place[0];
-            const index_type p = run[1] + place[1], v = run[2] + place[2], q = run[3] + place[3];
-            c_offsets(d) = c_lo + at;
-            pair_ptr(d) = p;
-            c_starts(d) = v;
-            chunk_ptr(d) = q;
-            r_offsets(d) = c_lo + at;
-            r_pair_ptr(d) = p;
-            r_starts(d) = v;
-            r_chunk_ptr(d) = q;
-          }
-          for (int f = 0; f < 4; ++f) run[f] += step[f];
-        }
-        if (team == t.league_size() - 1) {
-          // The last team ends C's arrays: their closing entries and the totals.
-          index_type all_adds = 0;
-          nearsparse::detail::team_reduce_fenced(
-              t, t.league_size(),
-              [&](const int u, index_type& acc) {
-                acc += team_totals(std::size_t(u) * fields + 4);
-              },
-              all_adds);
-          Kokkos::single(Kokkos::PerTeam(t), [&]() {
-            const index_type nc = run[0];
-            pair_ptr(nc) = run[1];
-            c_starts(nc) = run[2];
-            chunk_ptr(nc) = run[3];
-            r_pair_ptr(nc) = run[1];
-            r_starts(nc) = run[2];
-            r_chunk_ptr(nc) = run[3];
-            readable(0) = nc;
-            readable(1) = run[1];
-            readable(2) = run[2];
-            readable(3) = run[3];
-            readable(4) = all_adds;
-          });
-        }
-      });
+  using compact_kernel = hm_symbolic_compact_kernel<ExecSpace, Mem, readable_view>;
+  Kokkos::parallel_for("nearsparse::diagonal::hm_symbolic_compact", policy(exec, teams, threads),
+                       compact_kernel{pairs_by, team_totals, pair_ptr, chunk_ptr, c_starts,
+                                      c_offsets, readable, r_offsets, r_pair_ptr, r_starts,
+                                      r_chunk_ptr, m, n, c_lo, range, rounds, per_team});
 
   // The one wait; then C's host arrays from the readable copy.
   const index_type* host_words = nullptr;

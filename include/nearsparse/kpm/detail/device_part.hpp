@@ -49,6 +49,18 @@ host_crs<Scalar> row_range(const host_crs<Scalar>& h, std::int64_t b, std::int64
   return out;
 }
 
+/// dst(k, r) = src(idx(k), r): rows of a vector block gathered into a send buffer.
+template <class Dst, class Src, class Idx>
+struct gather_halo_kernel {
+  Dst dst;
+  Src src;
+  Idx idx;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int k, const int r) const {
+    dst(k, r) = src(idx(k), r);
+  }
+};
+
 /// One part of a distributed recurrence on Exec, vector blocks in BlockMem.
 template <class Exec, class Scalar, class BlockMem = typename Exec::memory_space>
 struct device_part {
@@ -129,14 +141,11 @@ struct device_part {
   void gather() {
     const int count = int(send_index.extent(0)), cols = R;
     if (count == 0) return;
-    auto idx = send_index;
-    auto src = out;
-    auto dst = send_buffer;
     // A two-dimensional range over rows of R entries, as in fill_start_vectors.
     Kokkos::parallel_for(
         "nearsparse::kpm::gather_halo",
         Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {count, cols}),
-        KOKKOS_LAMBDA(const int k, const int r) { dst(k, r) = src(idx(k), r); });
+        gather_halo_kernel<block, vectors, Kokkos::View<int*, mem>>{send_buffer, out, send_index});
   }
 
   /// Where part q's rows for this part land: the halo rows from q of the output block.

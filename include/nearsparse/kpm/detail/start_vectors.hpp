@@ -29,12 +29,28 @@ KOKKOS_INLINE_FUNCTION Scalar start_entry(std::uint64_t seed, std::int64_t globa
   }
 }
 
+/// block(i, r) = start_entry of global row row_offset + (permuted ? permutation(i) : i), column
+/// r0 + r.
+template <class Block, class Perm>
+struct fill_start_vectors_kernel {
+  Block block;
+  Perm permutation;
+  bool permuted;
+  std::int64_t row_offset;
+  int r0;
+  std::uint64_t seed;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int r) const {
+    const std::int64_t g = row_offset + (permuted ? permutation(i) : i);
+    block(i, r) = start_entry<typename Block::non_const_value_type>(seed, g, r0 + r);
+  }
+};
+
 /// block(i, r) = entry of global row (permutation ? permutation(i) : i) + row_offset, column
 /// r0 + r, for the first `rows` rows of the block.
 template <class Exec, class Block, class Perm>
 void fill_start_vectors(const Exec& exec, const Block& block, int rows, std::uint64_t seed,
                         std::int64_t row_offset, int r0, const Perm& permutation, bool permuted) {
-  using scalar = typename Block::non_const_value_type;
   const int R = int(block.extent(1));
   if (rows == 0 || R == 0) return;
   // A two-dimensional range, not a team per row (core/detail/elementwise.hpp): rows of a vector
@@ -43,10 +59,7 @@ void fill_start_vectors(const Exec& exec, const Block& block, int rows, std::uin
   Kokkos::parallel_for(
       "nearsparse::kpm::start_vectors",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0}, {rows, R}),
-      KOKKOS_LAMBDA(const int i, const int r) {
-        const std::int64_t g = row_offset + (permuted ? permutation(i) : i);
-        block(i, r) = start_entry<scalar>(seed, g, r0 + r);
-      });
+      fill_start_vectors_kernel<Block, Perm>{block, permutation, permuted, row_offset, r0, seed});
 }
 
 }  // namespace nearsparse::kpm::detail

@@ -68,6 +68,52 @@ struct error_bound_scratch {
   }
 };
 
+/// Chunk c of ordered_reduce: its sum of squares, maximum and minimum into partial(c),
+/// partial(stride + c), partial(2 * stride + c).
+template <class Mem>
+struct ordered_chunks_kernel {
+  const double* sq;
+  const double* mx;
+  const double* mn;
+  std::int64_t n, chunks, stride;
+  double inf;
+  Kokkos::View<double*, Mem> partial;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const {
+    const std::int64_t begin = c * n / chunks, end = (c + 1) * n / chunks;
+    double s = 0.0, hi = -1.0, lo = inf;
+    for (std::int64_t t = begin; t < end; ++t) {
+      s = ::fma(sq[t], sq[t], s);
+      if (mx != nullptr && mx[t] > hi) hi = mx[t];
+      if (mn != nullptr && mn[t] < lo) lo = mn[t];
+    }
+    partial(c) = s;
+    partial(stride + c) = hi;
+    partial(2 * stride + c) = lo;
+  }
+};
+
+/// The chunks' sums of ordered_reduce in chunk order, into result(at), (at + 1), (at + 2).
+template <class Mem>
+struct ordered_total_kernel {
+  Kokkos::View<double*, Mem> partial, result;
+  std::int64_t chunks, stride;
+  double inf;
+  int at;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    double s = 0.0, hi = -1.0, lo = inf;
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      s += partial(c);
+      if (partial(stride + c) > hi) hi = partial(stride + c);
+      if (partial(2 * stride + c) < lo) lo = partial(2 * stride + c);
+    }
+    result(at) = s;
+    result(at + 1) = hi;
+    result(at + 2) = lo;
+  }
+};
+
 /// result(at) = sum of sq[t]^2 over t < n, result(at + 1) = max of mx[t], result(at + 2) = min of
 /// mn[t] (mx and mn may be null: then -1 and +inf; all three 0, -1, +inf for n = 0), in a fixed
 /// order: n is cut into the same chunks on
@@ -79,33 +125,12 @@ void ordered_reduce(const ExecSpace& exec, const double* sq, const double* mx, c
   const std::int64_t chunks = n < ordered_sum_chunks ? n : ordered_sum_chunks;
   const std::int64_t stride = ordered_sum_chunks;  // partial holds three runs of this length
   const double inf = std::numeric_limits<double>::infinity();
-  Kokkos::parallel_for(
-      "nearsparse::spamm::error_bound_chunks", Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks),
-      KOKKOS_LAMBDA(const std::int64_t c) {
-        const std::int64_t begin = c * n / chunks, end = (c + 1) * n / chunks;
-        double s = 0.0, hi = -1.0, lo = inf;
-        for (std::int64_t t = begin; t < end; ++t) {
-          s = ::fma(sq[t], sq[t], s);
-          if (mx != nullptr && mx[t] > hi) hi = mx[t];
-          if (mn != nullptr && mn[t] < lo) lo = mn[t];
-        }
-        partial(c) = s;
-        partial(stride + c) = hi;
-        partial(2 * stride + c) = lo;
-      });
-  Kokkos::parallel_for(
-      "nearsparse::spamm::error_bound_total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
-      KOKKOS_LAMBDA(const int) {
-        double s = 0.0, hi = -1.0, lo = inf;
-        for (std::int64_t c = 0; c < chunks; ++c) {
-          s += partial(c);
-          if (partial(stride + c) > hi) hi = partial(stride + c);
-          if (partial(2 * stride + c) < lo) lo = partial(2 * stride + c);
-        }
-        result(at) = s;
-        result(at + 1) = hi;
-        result(at + 2) = lo;
-      });
+  Kokkos::parallel_for("nearsparse::spamm::error_bound_chunks",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks),
+                       ordered_chunks_kernel<Mem>{sq, mx, mn, n, chunks, stride, inf, partial});
+  Kokkos::parallel_for("nearsparse::spamm::error_bound_total",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+                       ordered_total_kernel<Mem>{partial, result, chunks, stride, inf, at});
 }
 
 /// Takes result's nine words to the host (waits for the device).
@@ -151,6 +176,36 @@ inline double bound_rounding_factor(std::int64_t kt, std::int64_t n) {
   return 1.0 + double(kt + n + 4) * 0x1p-52;
 }
 
+/// Output tile t of error_bound_at: its d_ij (the dropped products summed with fma in ascending
+/// k) into tiles(t), the largest dropped product into tiles(n + t), the smallest kept one into
+/// tiles(2 * n + t).
+template <class Mem>
+struct error_bound_tiles_kernel {
+  norm_map<Mem> a_norms, b_norms;
+  Kokkos::View<double*, Mem> tiles;
+  double tau, inf;
+  std::int64_t n;
+  int nt, kt;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const int i = static_cast<int>(t / nt), j = static_cast<int>(t % nt);
+    double d = 0.0, below = -1.0, above = inf;
+    for (int k = 0; k < kt; ++k) {
+      const double a = a_norms(i, k), b = b_norms(k, j);
+      const double p = a * b;
+      if (p >= tau) {
+        if (p < above) above = p;
+      } else {
+        d = ::fma(a, b, d);
+        if (p > below) below = p;
+      }
+    }
+    tiles(t) = d;
+    tiles(n + t) = below;
+    tiles(2 * n + t) = above;
+  }
+};
+
 /// The bound at `tau` over the products of all MT x NT output tiles: products equal to tau are
 /// kept (as by the multiply kernels, A(i,k) * B(k,j) >= tau), the others dropped. Also the norm
 /// products nearest tau from below and above, and with `norms` ||A||_F ||B||_F too. One wait for
@@ -168,25 +223,8 @@ bound_at_tau error_bound_at(const ExecSpace& exec, const norm_map<Mem>& a_norms,
   if (norms) queue_norm_sums(exec, a_norms, b_norms, scratch);
   const auto tiles = scratch.tiles;
   const double inf = std::numeric_limits<double>::infinity();
-  Kokkos::parallel_for(
-      "nearsparse::spamm::error_bound", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t t) {
-        const int i = static_cast<int>(t / nt), j = static_cast<int>(t % nt);
-        double d = 0.0, below = -1.0, above = inf;
-        for (int k = 0; k < kt; ++k) {
-          const double a = a_norms(i, k), b = b_norms(k, j);
-          const double p = a * b;
-          if (p >= tau) {
-            if (p < above) above = p;
-          } else {
-            d = ::fma(a, b, d);
-            if (p > below) below = p;
-          }
-        }
-        tiles(t) = d;
-        tiles(n + t) = below;
-        tiles(2 * n + t) = above;
-      });
+  Kokkos::parallel_for("nearsparse::spamm::error_bound", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+                       error_bound_tiles_kernel<Mem>{a_norms, b_norms, tiles, tau, inf, n, nt, kt});
   const double* base = scratch.tiles.data();
   ordered_reduce(exec, base, base + n, base + 2 * n, n, scratch.partial, scratch.result, 0);
   double out[9];

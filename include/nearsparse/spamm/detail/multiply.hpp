@@ -18,73 +18,84 @@
 
 namespace nearsparse::spamm::detail {
 
+/// One group of output tiles of multiply_impl per team: for each of its tiles the kept k listed
+/// in scratch, then C = alpha * sum + beta * C over them, an element per thread.
+template <class Format, class ExecSpace, class CView>
+struct portable_multiply_kernel {
+  using storage = typename Format::storage;
+  using acc_t = typename Format::accumulate;
+  using c_value = typename CView::non_const_value_type;
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using list_view = Kokkos::View<int*, typename ExecSpace::scratch_memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const storage* a;
+  const storage* b;
+  const double* an;
+  const double* bn;
+  std::size_t kp;
+  double tau;
+  int tile, kt, mt, nt, m, n;
+  int s, groups_m, groups_n, level;
+  c_value alpha, beta;
+  CView c;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    list_view list(team.team_scratch(level), kt + 1);
+    const int bi = team.league_rank() / groups_n, bj = team.league_rank() % groups_n;
+    for (int rep = 0; rep < s * s; ++rep) {
+      const int ti = bi + (rep / s) * groups_m, tj = bj + (rep % s) * groups_n;
+      if (ti >= mt || tj >= nt) continue;  // the same for the whole team
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        int count = 0;
+        for (int k = 0; k < kt; ++k)
+          if (an[std::size_t(ti) * kt + k] * bn[std::size_t(k) * nt + tj] >= tau) list(count++) = k;
+        list(kt) = count;
+      });
+      team.team_barrier();
+      const int count = list(kt);
+      const int rows = (ti + 1) * tile <= m ? tile : m - ti * tile;
+      const int cols = (tj + 1) * tile <= n ? tile : n - tj * tile;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * cols), [&](const int idx) {
+        const int r = idx / cols, col = idx % cols;
+        const storage* a_row = a + std::size_t(ti * tile + r) * kp;
+        const storage* b_row = b + std::size_t(tj * tile + col) * kp;
+        acc_t sum = 0;
+        for (int q = 0; q < count; ++q) {
+          const std::size_t k0 = std::size_t(list(q)) * tile;
+          acc_t part = 0;
+          for (int t = 0; t < tile; ++t)
+            part += static_cast<acc_t>(Format::decode(a_row[k0 + t])) *
+                    static_cast<acc_t>(Format::decode(b_row[k0 + t]));
+          sum += part;
+        }
+        const int gr = ti * tile + r, gc = tj * tile + col;
+        const c_value value = alpha * static_cast<c_value>(sum);
+        c(gr, gc) = beta == c_value(0) ? value : value + beta * c(gr, gc);
+      });
+      team.team_barrier();
+    }
+  }
+};
+
 template <class Format, class ExecSpace, class CView>
 void multiply_impl(const ExecSpace& exec, const multiply_problem& p,
                    typename CView::non_const_value_type alpha,
                    typename CView::non_const_value_type beta, const CView& c) {
-  using c_value = typename CView::non_const_value_type;
+  using kernel = portable_multiply_kernel<Format, ExecSpace, CView>;
   const geometry g = p.geo;
   if (g.mt == 0 || g.nt == 0) return;
   const int s = p.stride;
   const int groups_m = (g.mt + s - 1) / s, groups_n = (g.nt + s - 1) / s;
-  {
-    using storage = typename Format::storage;
-    using acc_t = typename Format::accumulate;
-    using team_policy = Kokkos::TeamPolicy<ExecSpace>;
-    using member = typename team_policy::member_type;
-    using scratch_space = typename ExecSpace::scratch_memory_space;
-    using list_view = Kokkos::View<int*, scratch_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    const storage* a = static_cast<const storage*>(p.a);
-    const storage* b = static_cast<const storage*>(p.b);
-    const double* an = p.a_norms;
-    const double* bn = p.b_norms;
-    const int tile = g.tile, kt = g.kt, mt = g.mt, nt = g.nt, m = g.m, n = g.n;
-    const std::size_t kp = static_cast<std::size_t>(g.kp);
-    const double tau = p.tau;
-    const std::size_t bytes = list_view::shmem_size(kt + 1);
-    // Very long k lists do not fit the fast scratch of a GPU team; level 1 always has room.
-    const int level = bytes <= 32768 ? 0 : 1;
-    team_policy policy(exec, groups_m * groups_n, Kokkos::AUTO);
-    policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
-    Kokkos::parallel_for(
-        "nearsparse::spamm::multiply", policy, KOKKOS_LAMBDA(const member& team) {
-          list_view list(team.team_scratch(level), kt + 1);
-          const int bi = team.league_rank() / groups_n, bj = team.league_rank() % groups_n;
-          for (int rep = 0; rep < s * s; ++rep) {
-            const int ti = bi + (rep / s) * groups_m, tj = bj + (rep % s) * groups_n;
-            if (ti >= mt || tj >= nt) continue;  // the same for the whole team
-            Kokkos::single(Kokkos::PerTeam(team), [&]() {
-              int count = 0;
-              for (int k = 0; k < kt; ++k)
-                if (an[std::size_t(ti) * kt + k] * bn[std::size_t(k) * nt + tj] >= tau)
-                  list(count++) = k;
-              list(kt) = count;
-            });
-            team.team_barrier();
-            const int count = list(kt);
-            const int rows = (ti + 1) * tile <= m ? tile : m - ti * tile;
-            const int cols = (tj + 1) * tile <= n ? tile : n - tj * tile;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * cols), [&](const int idx) {
-              const int r = idx / cols, col = idx % cols;
-              const storage* a_row = a + std::size_t(ti * tile + r) * kp;
-              const storage* b_row = b + std::size_t(tj * tile + col) * kp;
-              acc_t sum = 0;
-              for (int q = 0; q < count; ++q) {
-                const std::size_t k0 = std::size_t(list(q)) * tile;
-                acc_t part = 0;
-                for (int t = 0; t < tile; ++t)
-                  part += static_cast<acc_t>(Format::decode(a_row[k0 + t])) *
-                          static_cast<acc_t>(Format::decode(b_row[k0 + t]));
-                sum += part;
-              }
-              const int gr = ti * tile + r, gc = tj * tile + col;
-              const c_value value = alpha * static_cast<c_value>(sum);
-              c(gr, gc) = beta == c_value(0) ? value : value + beta * c(gr, gc);
-            });
-            team.team_barrier();
-          }
-        });
-  }
+  const std::size_t bytes = kernel::list_view::shmem_size(g.kt + 1);
+  // Very long k lists do not fit the fast scratch of a GPU team; level 1 always has room.
+  const int level = bytes <= 32768 ? 0 : 1;
+  Kokkos::TeamPolicy<ExecSpace> policy(exec, groups_m * groups_n, Kokkos::AUTO);
+  policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for("nearsparse::spamm::multiply", policy,
+                       kernel{static_cast<const typename kernel::storage*>(p.a),
+                              static_cast<const typename kernel::storage*>(p.b), p.a_norms,
+                              p.b_norms, static_cast<std::size_t>(g.kp), p.tau, g.tile, g.kt, g.mt,
+                              g.nt, g.m, g.n, s, groups_m, groups_n, level, alpha, beta, c});
 }
 
 template <class ExecSpace, class CView>

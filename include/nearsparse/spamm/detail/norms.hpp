@@ -25,6 +25,48 @@ using norm_map = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
 /// B^T, np x kp, with tile (k, j) of B at rows j*L, columns k*L, stored as norms(k, j).
 enum class operand { a, b };
 
+/// One tile of compute_norms_impl per team: the rows' sums of squares reduced over the team.
+template <class Format, class Member, class Mem>
+struct portable_get_norm_kernel {
+  using storage = typename Format::storage;
+  const storage* data;
+  norm_map<Mem> norms;
+  int tile, kp, kt, k, rows;
+  bool is_a;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int tr = team.league_rank() / kt, tk = team.league_rank() % kt;
+    const int r_end = (tr + 1) * tile < rows ? tile : rows - tr * tile;
+    const int c_end = (tk + 1) * tile < k ? tile : k - tk * tile;
+    double sum = 0.0;
+    // Fenced: a block runs several league ranks in turn where the grid is capped.
+    nearsparse::detail::team_reduce_fenced(
+        team, r_end,
+        [&](const int r, double& row_sum) {
+          const storage* row = data + static_cast<std::size_t>(tr * tile + r) * kp +
+                               static_cast<std::size_t>(tk) * tile;
+          double inner = 0.0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, c_end),
+              [&](const int c, double& partial) {
+                const double v = Format::decode(row[c]);
+                partial += v * v;
+              },
+              inner);
+          row_sum += inner;
+        },
+        sum);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      const double norm = ::sqrt(sum);
+      if (is_a) {
+        norms(tr, tk) = norm;
+      } else {
+        norms(tk, tr) = norm;
+      }
+    });
+  }
+};
+
 /// Norms of every tile of one packed operand in format Format.
 template <class Format, class ExecSpace>
 void compute_norms_impl(const ExecSpace& exec, const void* packed, const geometry& geo,
@@ -38,39 +80,9 @@ void compute_norms_impl(const ExecSpace& exec, const void* packed, const geometr
   const int tiles_r = is_a ? geo.mt : geo.nt;
   if (tiles_r == 0 || kt == 0) return;
   const storage* data = static_cast<const storage*>(packed);
-  Kokkos::parallel_for(
-      "nearsparse::spamm::get_norm", team_policy(exec, tiles_r * kt, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const member& team) {
-        const int tr = team.league_rank() / kt, tk = team.league_rank() % kt;
-        const int r_end = (tr + 1) * tile < rows ? tile : rows - tr * tile;
-        const int c_end = (tk + 1) * tile < k ? tile : k - tk * tile;
-        double sum = 0.0;
-        // Fenced: a block runs several league ranks in turn where the grid is capped.
-        nearsparse::detail::team_reduce_fenced(
-            team, r_end,
-            [&](const int r, double& row_sum) {
-              const storage* row = data + static_cast<std::size_t>(tr * tile + r) * kp +
-                                   static_cast<std::size_t>(tk) * tile;
-              double inner = 0.0;
-              Kokkos::parallel_reduce(
-                  Kokkos::ThreadVectorRange(team, c_end),
-                  [&](const int c, double& partial) {
-                    const double v = Format::decode(row[c]);
-                    partial += v * v;
-                  },
-                  inner);
-              row_sum += inner;
-            },
-            sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          const double norm = ::sqrt(sum);
-          if (is_a) {
-            norms(tr, tk) = norm;
-          } else {
-            norms(tk, tr) = norm;
-          }
-        });
-      });
+  Kokkos::parallel_for("nearsparse::spamm::get_norm", team_policy(exec, tiles_r * kt, Kokkos::AUTO),
+                       portable_get_norm_kernel<Format, member, typename ExecSpace::memory_space>{
+                           data, norms, tile, kp, kt, k, rows, is_a});
 }
 
 /// Norms of every tile of one packed operand with the portable kernel, on any backend.

@@ -32,6 +32,58 @@ inline constexpr int pack_block = 32;
 /// elements (several cache lines), stay in cache while the block's destination rows are written.
 inline constexpr int host_pack_block = 64;
 
+/// One iteration of pack_operand_on_host: destination rows (straight) or one square block.
+template <class Format, class SrcView>
+struct pack_host_kernel {
+  using storage = typename Format::storage;
+  static constexpr int edge = host_pack_block;
+  SrcView src;
+  storage* dst;
+  std::size_t ld;
+  int rows, cols, rows_p, cols_p, blocks_r;
+  storage zero;
+  bool transpose, count_non_finite, straight;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int block, std::int64_t& count) const {
+    const int r0 = (straight ? block : block % blocks_r) * edge;
+    const int r1 = r0 + edge < rows_p ? r0 + edge : rows_p;
+    const int c0 = straight ? 0 : (block / blocks_r) * edge;
+    const int c1 = straight ? cols_p : (c0 + edge < cols_p ? c0 + edge : cols_p);
+    // The part of the block that comes from the source; the rest is zero padding.
+    const int r_src = r1 < rows ? r1 : rows;
+    const int c_src = c1 < cols ? c1 : cols;
+    std::int64_t local = 0;
+    if (straight) {
+      for (int r = r0; r < r_src; ++r) {
+        storage* out = dst + r * ld;
+        for (int c = 0; c < c_src; ++c) {
+          const double v =
+              transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
+          local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
+          out[c] = Format::encode(v);
+        }
+      }
+    } else if (r0 < r_src && c0 < c_src) {
+      // Destination rows written whole, each from one element of every source row of the
+      // block: the block's part of the source (edge x edge) stays in cache from the first
+      // destination row on, so the strided reads hit it, and no copy through a buffer
+      // scatters the stores.
+      for (int r = r0; r < r_src; ++r) {
+        storage* out = dst + r * ld;
+        for (int c = c0; c < c_src; ++c) {
+          const double v =
+              transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
+          local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
+          out[c] = Format::encode(v);
+        }
+      }
+    }
+    for (int r = r0; r < r1; ++r)
+      for (int c = r < r_src && c0 < c_src ? c_src : c0; c < c1; ++c) dst[r * ld + c] = zero;
+    count += local;
+  }
+};
+
 /// pack_operand_into on a host space (see the file's comment).
 template <class Format, class ExecSpace, class SrcView, class Total>
 void pack_operand_on_host(const ExecSpace& exec, const SrcView& src, bool transpose,
@@ -59,46 +111,68 @@ void pack_operand_on_host(const ExecSpace& exec, const SrcView& src, bool transp
   Kokkos::parallel_reduce(
       "nearsparse::spamm::pack",
       Kokkos::RangePolicy<ExecSpace>(exec, 0, straight ? blocks_r : blocks_r * blocks_c),
-      KOKKOS_LAMBDA(const int block, std::int64_t& count) {
-        const int r0 = (straight ? block : block % blocks_r) * edge;
-        const int r1 = r0 + edge < rows_p ? r0 + edge : rows_p;
-        const int c0 = straight ? 0 : (block / blocks_r) * edge;
-        const int c1 = straight ? cols_p : (c0 + edge < cols_p ? c0 + edge : cols_p);
-        // The part of the block that comes from the source; the rest is zero padding.
-        const int r_src = r1 < rows ? r1 : rows;
-        const int c_src = c1 < cols ? c1 : cols;
-        std::int64_t local = 0;
-        if (straight) {
-          for (int r = r0; r < r_src; ++r) {
-            storage* out = dst + r * ld;
-            for (int c = 0; c < c_src; ++c) {
-              const double v =
-                  transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
-              local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
-              out[c] = Format::encode(v);
-            }
-          }
-        } else if (r0 < r_src && c0 < c_src) {
-          // Destination rows written whole, each from one element of every source row of the
-          // block: the block's part of the source (edge x edge) stays in cache from the first
-          // destination row on, so the strided reads hit it, and no copy through a buffer
-          // scatters the stores.
-          for (int r = r0; r < r_src; ++r) {
-            storage* out = dst + r * ld;
-            for (int c = c0; c < c_src; ++c) {
-              const double v =
-                  transpose ? static_cast<double>(src(c, r)) : static_cast<double>(src(r, c));
-              local += (count_non_finite && !(v - v == 0.0)) ? 1 : 0;
-              out[c] = Format::encode(v);
-            }
-          }
-        }
-        for (int r = r0; r < r1; ++r)
-          for (int c = r < r_src && c0 < c_src ? c_src : c0; c < c1; ++c) dst[r * ld + c] = zero;
-        count += local;
-      },
+      pack_host_kernel<Format, SrcView>{src, dst, ld, rows, cols, rows_p, cols_p, blocks_r, zero,
+                                        transpose, count_non_finite, straight},
       bad);
 }
+
+/// One team of pack_operand_teams: its 32 x 32 blocks through team scratch.
+template <class Format, class ExecSpace, class SrcView>
+struct pack_teams_kernel {
+  using storage = typename Format::storage;
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using scratch = Kokkos::View<storage**, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  SrcView src;
+  storage* dst;
+  std::size_t ld;
+  int rows, cols, rows_p, cols_p, blocks_c;
+  std::int64_t blocks;
+  int teams;
+  bool transpose, count_non_finite;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team, std::int64_t& count) const {
+    scratch tile(team.team_scratch(0), pack_block, pack_block + 1);
+    std::int64_t local = 0;
+    for (std::int64_t block = team.league_rank(); block < blocks; block += teams) {
+      const int r0 = static_cast<int>(block / blocks_c) * pack_block;
+      const int c0 = static_cast<int>(block % blocks_c) * pack_block;
+      // Read in the source's order: for the transposed packing the fastest index runs over
+      // destination rows, which are source columns.
+      std::int64_t block_bad = 0;
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, pack_block * pack_block),
+          [&](const int idx, std::int64_t& partial) {
+            const int slow = idx / pack_block, fast = idx % pack_block;
+            const int r = transpose ? fast : slow, c = transpose ? slow : fast;
+            double v = 0.0;
+            if (r0 + r < rows && c0 + c < cols) {
+              v = transpose ? static_cast<double>(src(c0 + c, r0 + r))
+                            : static_cast<double>(src(r0 + r, c0 + c));
+              if (count_non_finite && !(v - v == 0.0)) ++partial;
+            }
+            tile(r, c) = Format::encode(v);
+          },
+          block_bad);
+      local += block_bad;
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pack_block * pack_block),
+                           [&](const int idx) {
+                             const int r = idx / pack_block, c = idx % pack_block;
+                             if (r0 + r < rows_p && c0 + c < cols_p)
+                               dst[(r0 + r) * ld + c0 + c] = tile(r, c);
+                           });
+      // A team reduction on CUDA (Kokkos 3.4) caps its grid at 32768 blocks and runs the
+      // remaining league ranks on the same blocks, one after another, with no barrier in
+      // between; this loop does the same past league_max. Without this barrier a fast warp
+      // starts filling `tile` for the next block while slower warps still copy this one out
+      // (the transposed packing reads entries other threads wrote), and rare elements of the
+      // packed operand come out wrong.
+      team.team_barrier();
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { count += local; });
+  }
+};
 
 /// pack_operand_into with one team per 32 x 32 block (see the file's comment). At most
 /// `league_max` teams (nearsparse::detail::team_league_max; team_reduce.hpp says why): past that
@@ -109,11 +183,8 @@ void pack_operand_teams(const ExecSpace& exec, const SrcView& src, bool transpos
                         typename Format::storage* dst, int rows_p, int cols_p,
                         bool count_non_finite, Total&& bad,
                         int league_max = nearsparse::detail::team_league_max) {
-  using storage = typename Format::storage;
+  using kernel = pack_teams_kernel<Format, ExecSpace, SrcView>;
   using team_policy = Kokkos::TeamPolicy<ExecSpace>;
-  using member = typename team_policy::member_type;
-  using scratch = Kokkos::View<storage**, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const int rows = static_cast<int>(transpose ? src.extent(1) : src.extent(0));
   const int cols = static_cast<int>(transpose ? src.extent(0) : src.extent(1));
   const int blocks_r = (rows_p + pack_block - 1) / pack_block;
@@ -126,51 +197,12 @@ void pack_operand_teams(const ExecSpace& exec, const SrcView& src, bool transpos
   const std::int64_t blocks = std::int64_t(blocks_r) * blocks_c;
   const int teams = blocks < league_max ? static_cast<int>(blocks) : league_max;
   team_policy policy(exec, teams, Kokkos::AUTO);
-  policy.set_scratch_size(0, Kokkos::PerTeam(scratch::shmem_size(pack_block, pack_block + 1)));
-  Kokkos::parallel_reduce(
-      "nearsparse::spamm::pack", policy,
-      KOKKOS_LAMBDA(const member& team, std::int64_t& count) {
-        scratch tile(team.team_scratch(0), pack_block, pack_block + 1);
-        std::int64_t local = 0;
-        for (std::int64_t block = team.league_rank(); block < blocks; block += teams) {
-          const int r0 = static_cast<int>(block / blocks_c) * pack_block;
-          const int c0 = static_cast<int>(block % blocks_c) * pack_block;
-          // Read in the source's order: for the transposed packing the fastest index runs over
-          // destination rows, which are source columns.
-          std::int64_t block_bad = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, pack_block * pack_block),
-              [&](const int idx, std::int64_t& partial) {
-                const int slow = idx / pack_block, fast = idx % pack_block;
-                const int r = transpose ? fast : slow, c = transpose ? slow : fast;
-                double v = 0.0;
-                if (r0 + r < rows && c0 + c < cols) {
-                  v = transpose ? static_cast<double>(src(c0 + c, r0 + r))
-                                : static_cast<double>(src(r0 + r, c0 + c));
-                  if (count_non_finite && !(v - v == 0.0)) ++partial;
-                }
-                tile(r, c) = Format::encode(v);
-              },
-              block_bad);
-          local += block_bad;
-          team.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, pack_block * pack_block),
-                               [&](const int idx) {
-                                 const int r = idx / pack_block, c = idx % pack_block;
-                                 if (r0 + r < rows_p && c0 + c < cols_p)
-                                   dst[(r0 + r) * ld + c0 + c] = tile(r, c);
-                               });
-          // A team reduction on CUDA (Kokkos 3.4) caps its grid at 32768 blocks and runs the
-          // remaining league ranks on the same blocks, one after another, with no barrier in
-          // between; this loop does the same past league_max. Without this barrier a fast warp
-          // starts filling `tile` for the next block while slower warps still copy this one out
-          // (the transposed packing reads entries other threads wrote), and rare elements of the
-          // packed operand come out wrong.
-          team.team_barrier();
-        }
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { count += local; });
-      },
-      bad);
+  policy.set_scratch_size(0,
+                          Kokkos::PerTeam(kernel::scratch::shmem_size(pack_block, pack_block + 1)));
+  Kokkos::parallel_reduce("nearsparse::spamm::pack", policy,
+                          kernel{src, dst, ld, rows, cols, rows_p, cols_p, blocks_c, blocks, teams,
+                                 transpose, count_non_finite},
+                          bad);
 }
 
 /// dst (rows_p x cols_p, row-major) = encode(op(src)), zero outside op(src); op(src) = src, or
