@@ -192,7 +192,8 @@ double time_refresh(const Exec& exec, spamm::plan<Exec>& plan, const InView& a, 
 // t_refresh a kept plan refreshed in place (plan::update) and its product, t_whole_tau a call
 // with tau given (no search). Counters: speedup (OpenBLAS / whole call), speedup_reused
 // (OpenBLAS / reused plan), speedup_refresh (OpenBLAS / refresh and product), kernel (1: the host
-// BLAS path ran, 0: the portable kernel), valid_ratio, tau, rel_error.
+// BLAS path ran, 0: the portable kernel), valid_ratio, tau, rel_error; t_reused_merged and
+// t_reused_per_tile: a reused plan's product with each host_grouping.
 template <class Exec, class In, class Out>
 void bench_host(benchmark::State& state, case_spec spec) {
   using nearsparse::perf::contender;
@@ -220,6 +221,16 @@ void bench_host(benchmark::State& state, case_spec spec) {
   }
   std::vector<contender> others;
   others.push_back({"reused", [=] { plan->multiply(exec, 1, 0, c); }, 0, 1, false});
+  // The host path's two groupings of the kept products into gemms (host_grouping), each with a
+  // plan of the same tau, timed beside the default.
+  for (const auto grouping : {spamm::host_grouping::merged, spamm::host_grouping::per_tile}) {
+    spamm::options form = fixed;
+    form.host_grouping = grouping;
+    auto grouped = std::make_shared<spamm::plan<Exec>>(exec, a, a, form);
+    others.push_back(
+        {grouping == spamm::host_grouping::merged ? "reused_merged" : "reused_per_tile",
+         [=] { grouped->multiply(exec, 1, 0, c); }, 0, 1, false});
+  }
   others.push_back({"refresh",
                     [=] {
                       plan->update(exec, a, a);

@@ -46,6 +46,7 @@ struct spamm_settings {
   int stride;
   nearsparse::implementation kernel;
   bool wgmma;
+  spamm::host_grouping grouping;
   bool sweep;
   std::string csv, plot;
   std::string a_file, b_file;  ///< --a and --b: Matrix Market operands instead of the decay matrix
@@ -68,6 +69,7 @@ spamm::options options_of(const spamm_settings& s) {
   opt.load_balance_stride = s.stride;
   opt.implementation = s.kernel;
   opt.wgmma = s.wgmma;
+  opt.host_grouping = s.grouping;
   if (s.error >= 0) {
     opt.target_error = s.error;
   } else if (s.tau >= 0) {
@@ -297,6 +299,13 @@ int run_spamm(arguments& args) {
   s.stride = static_cast<int>(args.integer("stride", 1, 1, 64));
   s.kernel = parse_implementation(args.text("kernel", "automatic"), "nearsparse spamm", "--kernel");
   s.wgmma = !args.flag("no-wgmma");
+  const std::string grouping = args.text("host-grouping", "automatic");
+  require(grouping == "automatic" || grouping == "merged" || grouping == "per-tile",
+          "nearsparse spamm", "--host-grouping",
+          "is '" + grouping + "'; expected automatic, merged or per-tile");
+  s.grouping = grouping == "merged"     ? spamm::host_grouping::merged
+               : grouping == "per-tile" ? spamm::host_grouping::per_tile
+                                        : spamm::host_grouping::automatic;
   s.sweep = args.flag("sweep");
   s.csv = args.text("csv", "");
   s.plot = args.text("plot", "");

@@ -15,7 +15,6 @@
 #include <climits>
 #include <cstddef>
 #include <type_traits>
-#include <vector>
 
 namespace nearsparse::spamm::detail {
 
@@ -51,18 +50,20 @@ inline constexpr int block_rows_target = 512;
 /// The most bytes of the buffer one thread uses where C is not written directly.
 inline constexpr std::size_t buffer_bytes_max = std::size_t(1) << 22;
 
-/// Work items per thread: enough for the dynamic schedule to even out blocks of unequal work.
+/// Blocks per thread: enough for the dynamic schedule to even out blocks of unequal work.
 inline constexpr int blocks_per_thread = 8;
 
-// The work items: blocks of br x bc tiles of C. As tall as block_rows_target and as wide as C,
-// halved (the larger side first) until every thread has blocks_per_thread of them, and where C
-// goes through a buffer until the buffer fits buffer_bytes_max.
+// The units of the schedule: blocks of br x bc tiles of C. As tall as block_rows_target and as
+// wide as C, halved (the larger side first) until every thread has blocks_per_thread of them,
+// and where C goes through a buffer until the buffer fits buffer_bytes_max.
 struct block_shape {
   int br = 1, bc = 1;
 };
 
-inline block_shape block_shape_of(const geometry& g, int threads, std::size_t buffer_value_size) {
+inline block_shape block_shape_of(const geometry& g, int threads, std::size_t buffer_value_size,
+                                  bool merged) {
   block_shape s;
+  if (!merged) return s;  // per_tile: every 1 x 1 block is one item, one gemm per run of kept k
   s.br = std::max(1, std::min(g.mt, block_rows_target / g.tile));
   s.bc = g.nt;
   const long wanted = long(blocks_per_thread) * std::max(threads, 1);
@@ -80,6 +81,11 @@ inline block_shape block_shape_of(const geometry& g, int threads, std::size_t bu
   while ((s.br > 1 || s.bc > 1) && std::size_t(s.br) * s.bc * tile_bytes > buffer_bytes_max)
     halve();
   return s;
+}
+
+/// Whether the kept tile products go as merged gemms (host_grouping::merged, and automatic).
+inline bool merges(host_grouping grouping) {
+  return grouping != host_grouping::per_tile;
 }
 
 /// Tiles of C one sweep item spans at most.
@@ -136,7 +142,6 @@ struct kept_test {
 struct work_item {
   int ti = 0, ui = 0, tj = 0, uj = 0;
   bool sweep = false;
-  double cost = 0;  ///< kept tile products, for the order of the schedule
 };
 
 // The gemms of one tile row [tj, uj) as a sweep makes them.
@@ -162,12 +167,13 @@ inline int sweep_gemms(const kept_test& kept, int ti, int tj, int uj) {
   return gemms;
 }
 
-// The work items of block `block` (br x bc tiles of C) into out, or only their number where out
-// is null; returns how many. A block whose tiles all keep the same k is one group; otherwise each
-// tile row of it, in spans of at most sweep_width_max tiles, goes as groups of consecutive tiles
-// that keep the same k or as one sweep, whichever makes fewer gemms.
-inline int block_items(const geometry& g, const kept_test& kept, int br, int bc, int block,
-                       work_item* out) {
+// The work items of block `block` (br x bc tiles of C), each passed to `run` in turn. A block
+// whose tiles all keep the same k is one group; otherwise each tile row of it, in spans of at
+// most sweep_width_max tiles, goes as groups of consecutive tiles that keep the same k or as one
+// sweep, whichever makes fewer gemms.
+template <class Run>
+void block_items(const geometry& g, const kept_test& kept, int br, int bc, int block,
+                 const Run& run) {
   const int blocks_c = (g.nt + bc - 1) / bc;
   const int ti0 = block / blocks_c * br, tj0 = block % blocks_c * bc;
   const int ti1 = std::min(ti0 + br, g.mt), tj1 = std::min(tj0 + bc, g.nt);
@@ -175,198 +181,165 @@ inline int block_items(const geometry& g, const kept_test& kept, int br, int bc,
   for (int ti = ti0; ti < ti1 && uniform; ++ti)
     for (int tj = ti == ti0 ? tj0 + 1 : tj0; tj < tj1 && uniform; ++tj)
       uniform = kept.same(ti0, tj0, ti, tj);
-  int count = 0, kept_k = 0;
   if (uniform) {
-    kept.runs(ti0, tj0, kept_k);
-    if (out) out[count] = {ti0, ti1, tj0, tj1, false, double(ti1 - ti0) * (tj1 - tj0) * kept_k};
-    return 1;
+    run(work_item{ti0, ti1, tj0, tj1, false});
+    return;
   }
+  int kept_k = 0;
   for (int ti = ti0; ti < ti1; ++ti)
     for (int cj = tj0; cj < tj1; cj += sweep_width_max) {
       const int cj1 = std::min(cj + sweep_width_max, tj1);
       int group_gemms = 0, groups = 0;
-      double products = 0;
       for (int tj = cj; tj < cj1;) {
         int uj = tj + 1;
         while (uj < cj1 && kept.same(ti, tj, ti, uj)) ++uj;
         group_gemms += kept.runs(ti, tj, kept_k);
-        products += double(uj - tj) * kept_k;
         ++groups;
         tj = uj;
       }
       if (groups > 1 && sweep_gemms(kept, ti, cj, cj1) < group_gemms) {
-        if (out) out[count] = {ti, ti + 1, cj, cj1, true, products};
-        ++count;
+        run(work_item{ti, ti + 1, cj, cj1, true});
         continue;
       }
       for (int tj = cj; tj < cj1;) {
         int uj = tj + 1;
         while (uj < cj1 && kept.same(ti, tj, ti, uj)) ++uj;
-        kept.runs(ti, tj, kept_k);
-        if (out) out[count] = {ti, ti + 1, tj, uj, false, double(uj - tj) * kept_k};
-        ++count;
+        run(work_item{ti, ti + 1, tj, uj, false});
         tj = uj;
       }
     }
-  return count;
 }
 
 // C = alpha * sum over kept k of A(ti, k) B(k, tj) + beta * C; a and b are the packed operands as
-// T values (float or double). The work items of all blocks are listed first (in parallel), then
-// run dynamically scheduled, those with the most kept products first (blocks near the diagonal of
-// a decay matrix keep many more products than blocks far from it). The same tile products as one
-// gemm per tile and run of kept k.
+// T values (float or double). Threads take blocks dynamically and run each block's work items as
+// they are found: no list of items is made, sorted or allocated, which on many threads cost more
+// than a sparse product itself (two launches over the blocks, each waited for). The same tile
+// products as one gemm per tile and run of kept k.
 template <class Exec, class T, class CT>
-void multiply_tiles(const Exec& exec, const multiply_problem& p, const T* a, const T* b, CT alpha,
-                    CT beta, CT* c, std::size_t s0, std::size_t s1) {
+void multiply_tiles(const Exec& exec, host_grouping grouping, const multiply_problem& p, const T* a,
+                    const T* b, CT alpha, CT beta, CT* c, std::size_t s0, std::size_t s1) {
   const geometry g = p.geo;
   if (g.mt == 0 || g.nt == 0) return;
   const int tile = g.tile, kt = g.kt, m = g.m, n = g.n;
   const std::size_t kp = std::size_t(g.kp);
   const kept_test kept{p.a_norms, p.b_norms, p.tau, g.kt, g.nt};
   const target where = target_of<T, CT>(g, s0, s1);
-  const block_shape shape =
-      block_shape_of(g, exec.concurrency(), where == target::buffer ? sizeof(T) : 0);
+  const block_shape shape = block_shape_of(
+      g, exec.concurrency(), where == target::buffer ? sizeof(T) : 0, merges(grouping));
   const int br = shape.br, bc = shape.bc;
   const int blocks = (g.mt + br - 1) / br * ((g.nt + bc - 1) / bc);
-
-  // The items' number per block, then the items at their offsets.
-  std::vector<int> offsets(std::size_t(blocks) + 1, 0);
-  {
-    int* counts = offsets.data() + 1;
-    Kokkos::parallel_for(
-        "nearsparse::spamm::multiply_count",
-        Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, blocks),
-        [=](const int block) { counts[block] = block_items(g, kept, br, bc, block, nullptr); });
-    exec.fence();
-  }
-  for (std::size_t block = 0; block < std::size_t(blocks); ++block)
-    offsets[block + 1] += offsets[block];
-  std::vector<work_item> items(static_cast<std::size_t>(offsets.back()));
-  {
-    const int* starts = offsets.data();
-    work_item* out = items.data();
-    Kokkos::parallel_for(
-        "nearsparse::spamm::multiply_items",
-        Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>>(exec, 0, blocks),
-        [=](const int block) { block_items(g, kept, br, bc, block, out + starts[block]); });
-    exec.fence();
-  }
-  std::stable_sort(items.begin(), items.end(),
-                   [](const work_item& x, const work_item& y) { return x.cost > y.cost; });
-  const work_item* list = items.data();
 
   using policy = Kokkos::TeamPolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>>;
   using member = typename policy::member_type;
   using buffer_view = Kokkos::View<T*, typename Exec::scratch_memory_space,
                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const int buffer_size = where == target::buffer ? br * bc * tile * tile : 0;
-  policy work(exec, int(items.size()), 1);
+  policy work(exec, blocks, 1);
   work.set_chunk_size(1);
   work.set_scratch_size(1, Kokkos::PerTeam(buffer_view::shmem_size(buffer_size)));
   Kokkos::parallel_for("nearsparse::spamm::multiply", work, [=](const member& team) {
-    const work_item item = list[team.league_rank()];
     buffer_view buffer(team.team_scratch(1), buffer_size);
-    const int r0 = item.ti * tile, c0 = item.tj * tile;
-    const int rows = std::min(item.ui * tile, m) - r0, cols = std::min(item.uj * tile, n) - c0;
-    const T* a_panel = a + std::size_t(r0) * kp;
-    CT* c_item = c + std::size_t(r0) * s0 + std::size_t(c0) * s1;
-    // out (+)= A(rows, k run) B(k run, tiles [tj, uj)): columns from (tj - item.tj) * tile of the
-    // item's buffer, or of C; `first`: C = beta C (the buffer: = 0) before adding.
-    const auto gemm = [&](int tj, int uj, int k, int end, bool first) {
-      const int inner = (end - k) * tile;
-      const int from = (tj - item.tj) * tile, width = std::min(uj * tile, n) - tj * tile;
-      const std::size_t k0 = std::size_t(k) * tile;
-      const T* b_panel = b + std::size_t(tj) * tile * kp;
-      if (where == target::buffer) {
-        blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, rows, width, inner,
-                   T(1), a_panel + k0, int(kp), b_panel + k0, int(kp), first ? T(0) : T(1),
-                   buffer.data() + from, cols);
+    block_items(g, kept, br, bc, team.league_rank(), [&](const work_item& item) {
+      const int r0 = item.ti * tile, c0 = item.tj * tile;
+      const int rows = std::min(item.ui * tile, m) - r0, cols = std::min(item.uj * tile, n) - c0;
+      const T* a_panel = a + std::size_t(r0) * kp;
+      CT* c_item = c + std::size_t(r0) * s0 + std::size_t(c0) * s1;
+      // out (+)= A(rows, k run) B(k run, tiles [tj, uj)): columns from (tj - item.tj) * tile of the
+      // item's buffer, or of C; `first`: C = beta C (the buffer: = 0) before adding.
+      const auto gemm = [&](int tj, int uj, int k, int end, bool first) {
+        const int inner = (end - k) * tile;
+        const int from = (tj - item.tj) * tile, width = std::min(uj * tile, n) - tj * tile;
+        const std::size_t k0 = std::size_t(k) * tile;
+        const T* b_panel = b + std::size_t(tj) * tile * kp;
+        if (where == target::buffer) {
+          blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, rows, width,
+                     inner, T(1), a_panel + k0, int(kp), b_panel + k0, int(kp), first ? T(0) : T(1),
+                     buffer.data() + from, cols);
+          return;
+        }
+        // Into C itself: every gemm scales its part by alpha, the first also C by beta (OpenBLAS
+        // writes beta = 0 without reading C).
+        const T scale = static_cast<T>(alpha), keep = first ? static_cast<T>(beta) : T(1);
+        if (where == target::row_major_c) {
+          blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, rows, width,
+                     inner, scale, a_panel + k0, int(kp), b_panel + k0, int(kp), keep,
+                     reinterpret_cast<T*>(c_item + from), int(s0));
+        } else {  // C^T = B^T A^T, row-major with leading dimension s1
+          blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, width, rows,
+                     inner, scale, b_panel + k0, int(kp), a_panel + k0, int(kp), keep,
+                     reinterpret_cast<T*>(c_item + std::size_t(from) * s1), int(s1));
+        }
+      };
+      // Tiles [tj, uj) of the item after their gemms: C = alpha * sum + beta * C from the buffer,
+      // or C = beta * C where the tiles kept nothing; beta = 0 only writes, so NaN in C does not
+      // propagate.
+      const auto finish = [&](int tj, int uj, bool touched) {
+        if (where != target::buffer && touched) return;
+        const int from = (tj - item.tj) * tile, width = std::min(uj * tile, n) - tj * tile;
+        for (int r = 0; r < rows; ++r) {
+          CT* c_row = c_item + std::size_t(r) * s0 + std::size_t(from) * s1;
+          const T* sum = buffer.data() + std::size_t(r) * cols + from;
+          for (int col = 0; col < width; ++col) {
+            const CT value = touched ? alpha * static_cast<CT>(sum[col]) : CT(0);
+            CT& out = c_row[std::size_t(col) * s1];
+            out = beta == CT(0) ? value : value + beta * out;
+          }
+        }
+      };
+      if (!item.sweep) {
+        bool first = true;
+        for (int k = 0; k < kt;) {
+          if (!kept(item.ti, item.tj, k)) {
+            ++k;
+            continue;
+          }
+          int end = k + 1;
+          while (end < kt && kept(item.ti, item.tj, end)) ++end;
+          gemm(item.tj, item.uj, k, end, first);
+          first = false;
+          k = end;
+        }
+        finish(item.tj, item.uj, !first);
         return;
       }
-      // Into C itself: every gemm scales its part by alpha, the first also C by beta (OpenBLAS
-      // writes beta = 0 without reading C).
-      const T scale = static_cast<T>(alpha), keep = first ? static_cast<T>(beta) : T(1);
-      if (where == target::row_major_c) {
-        blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, rows, width, inner,
-                   scale, a_panel + k0, int(kp), b_panel + k0, int(kp), keep,
-                   reinterpret_cast<T*>(c_item + from), int(s0));
-      } else {  // C^T = B^T A^T, row-major with leading dimension s1
-        blas::gemm(blas::order::row_major, blas::op::none, blas::op::transpose, width, rows, inner,
-                   scale, b_panel + k0, int(kp), a_panel + k0, int(kp), keep,
-                   reinterpret_cast<T*>(c_item + std::size_t(from) * s1), int(s1));
+      // A sweep: the first k each tile keeps (kt where none) tells where its first gemm sets it.
+      const int ti = item.ti;
+      int first_k[sweep_width_max];
+      for (int j = item.tj; j < item.uj; ++j) {
+        int k = 0;
+        while (k < kt && !kept(ti, j, k)) ++k;
+        first_k[j - item.tj] = k;
       }
-    };
-    // Tiles [tj, uj) of the item after their gemms: C = alpha * sum + beta * C from the buffer,
-    // or C = beta * C where the tiles kept nothing; beta = 0 only writes, so NaN in C does not
-    // propagate.
-    const auto finish = [&](int tj, int uj, bool touched) {
-      if (where != target::buffer && touched) return;
-      const int from = (tj - item.tj) * tile, width = std::min(uj * tile, n) - tj * tile;
-      for (int r = 0; r < rows; ++r) {
-        CT* c_row = c_item + std::size_t(r) * s0 + std::size_t(from) * s1;
-        const T* sum = buffer.data() + std::size_t(r) * cols + from;
-        for (int col = 0; col < width; ++col) {
-          const CT value = touched ? alpha * static_cast<CT>(sum[col]) : CT(0);
-          CT& out = c_row[std::size_t(col) * s1];
-          out = beta == CT(0) ? value : value + beta * out;
-        }
-      }
-    };
-    if (!item.sweep) {
-      bool first = true;
       for (int k = 0; k < kt;) {
-        if (!kept(item.ti, item.tj, k)) {
+        if (!kept.any(ti, item.tj, item.uj, k)) {
           ++k;
           continue;
         }
         int end = k + 1;
-        while (end < kt && kept(item.ti, item.tj, end)) ++end;
-        gemm(item.tj, item.uj, k, end, first);
-        first = false;
+        while (end < kt && kept.same_tiles(ti, item.tj, item.uj, k, end)) ++end;
+        // Runs of tiles keeping k, split where the tiles' first kept k starts or stops being k.
+        for (int j = item.tj; j < item.uj;) {
+          if (!kept(ti, j, k)) {
+            ++j;
+            continue;
+          }
+          const bool first = first_k[j - item.tj] == k;
+          int uj = j + 1;
+          while (uj < item.uj && kept(ti, uj, k) && (first_k[uj - item.tj] == k) == first) ++uj;
+          gemm(j, uj, k, end, first);
+          j = uj;
+        }
         k = end;
       }
-      finish(item.tj, item.uj, !first);
-      return;
-    }
-    // A sweep: the first k each tile keeps (kt where none) tells where its first gemm sets it.
-    const int ti = item.ti;
-    int first_k[sweep_width_max];
-    for (int j = item.tj; j < item.uj; ++j) {
-      int k = 0;
-      while (k < kt && !kept(ti, j, k)) ++k;
-      first_k[j - item.tj] = k;
-    }
-    for (int k = 0; k < kt;) {
-      if (!kept.any(ti, item.tj, item.uj, k)) {
-        ++k;
-        continue;
-      }
-      int end = k + 1;
-      while (end < kt && kept.same_tiles(ti, item.tj, item.uj, k, end)) ++end;
-      // Runs of tiles keeping k, split where the tiles' first kept k starts or stops being k.
       for (int j = item.tj; j < item.uj;) {
-        if (!kept(ti, j, k)) {
-          ++j;
-          continue;
-        }
-        const bool first = first_k[j - item.tj] == k;
+        const bool touched = first_k[j - item.tj] < kt;
         int uj = j + 1;
-        while (uj < item.uj && kept(ti, uj, k) && (first_k[uj - item.tj] == k) == first) ++uj;
-        gemm(j, uj, k, end, first);
+        while (uj < item.uj && (first_k[uj - item.tj] < kt) == touched) ++uj;
+        finish(j, uj, touched);
         j = uj;
       }
-      k = end;
-    }
-    for (int j = item.tj; j < item.uj;) {
-      const bool touched = first_k[j - item.tj] < kt;
-      int uj = j + 1;
-      while (uj < item.uj && (first_k[uj - item.tj] < kt) == touched) ++uj;
-      finish(j, uj, touched);
-      j = uj;
-    }
+    });
   });
-  exec.fence();  // before the work items are freed
 }
 
 // The packed operands of a 16-bit format decoded to float, rows m (A) and n (B^T) of kp values:
@@ -383,15 +356,15 @@ void decode_rows(const Exec& exec, const typename Format::storage* packed, int r
 }
 
 template <class Exec, class CT>
-void host_multiply_any(const Exec& exec, const multiply_problem& p, CT alpha, CT beta, CT* c,
-                       std::size_t s0, std::size_t s1) {
+void host_multiply_any(const Exec& exec, host_grouping grouping, const multiply_problem& p,
+                       CT alpha, CT beta, CT* c, std::size_t s0, std::size_t s1) {
   if (p.geo.m == 0 || p.geo.n == 0) return;
   with_format(p.precision, [&](auto fmt) {
     using Format = decltype(fmt);
     using storage = typename Format::storage;
     if constexpr (std::is_same<storage, float>::value || std::is_same<storage, double>::value) {
-      multiply_tiles(exec, p, static_cast<const storage*>(p.a), static_cast<const storage*>(p.b),
-                     alpha, beta, c, s0, s1);
+      multiply_tiles(exec, grouping, p, static_cast<const storage*>(p.a),
+                     static_cast<const storage*>(p.b), alpha, beta, c, s0, s1);
     } else {
       const std::size_t kp = std::size_t(p.geo.kp);
       Kokkos::View<float*, typename Exec::memory_space> a_f(
@@ -402,7 +375,7 @@ void host_multiply_any(const Exec& exec, const multiply_problem& p, CT alpha, CT
           std::size_t(p.geo.n) * kp);
       decode_rows<Format>(exec, static_cast<const storage*>(p.a), p.geo.m, kp, a_f.data());
       decode_rows<Format>(exec, static_cast<const storage*>(p.b), p.geo.n, kp, b_f.data());
-      multiply_tiles(exec, p, a_f.data(), b_f.data(), alpha, beta, c, s0, s1);
+      multiply_tiles(exec, grouping, p, a_f.data(), b_f.data(), alpha, beta, c, s0, s1);
       exec.fence();  // before the decoded operands are freed
     }
   });
@@ -411,24 +384,24 @@ void host_multiply_any(const Exec& exec, const multiply_problem& p, CT alpha, CT
 }  // namespace
 
 #ifdef KOKKOS_ENABLE_OPENMP
-void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, float alpha, float beta,
-                   float* c, std::size_t s0, std::size_t s1) {
-  host_multiply_any(exec, p, alpha, beta, c, s0, s1);
+void host_multiply(const Kokkos::OpenMP& exec, const options& opt, const multiply_problem& p,
+                   float alpha, float beta, float* c, std::size_t s0, std::size_t s1) {
+  host_multiply_any(exec, opt.host_grouping, p, alpha, beta, c, s0, s1);
 }
-void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1) {
-  host_multiply_any(exec, p, alpha, beta, c, s0, s1);
+void host_multiply(const Kokkos::OpenMP& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, double* c, std::size_t s0, std::size_t s1) {
+  host_multiply_any(exec, opt.host_grouping, p, alpha, beta, c, s0, s1);
 }
 #endif
 
 #ifdef KOKKOS_ENABLE_SERIAL
-void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, float alpha, float beta,
-                   float* c, std::size_t s0, std::size_t s1) {
-  host_multiply_any(exec, p, alpha, beta, c, s0, s1);
+void host_multiply(const Kokkos::Serial& exec, const options& opt, const multiply_problem& p,
+                   float alpha, float beta, float* c, std::size_t s0, std::size_t s1) {
+  host_multiply_any(exec, opt.host_grouping, p, alpha, beta, c, s0, s1);
 }
-void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1) {
-  host_multiply_any(exec, p, alpha, beta, c, s0, s1);
+void host_multiply(const Kokkos::Serial& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, double* c, std::size_t s0, std::size_t s1) {
+  host_multiply_any(exec, opt.host_grouping, p, alpha, beta, c, s0, s1);
 }
 #endif
 

@@ -289,7 +289,7 @@ NEARSPARSE_SPACE_TEST_CASE("the host path handles empty products and says when i
   }
 }
 
-NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms exactly",
+NEARSPARSE_SPACE_TEST_CASE("the host path groups tile products into gemms exactly",
                            "[spamm][host]") {
   // Tiles of A and B scaled by 1 (strong) or 1e-3 (weak) after a pattern, tau between the
   // products: tile product (ti, l, tj) is kept exactly where A(ti, l) and B(l, tj) are both
@@ -355,14 +355,18 @@ NEARSPARSE_SPACE_TEST_CASE("the host path merges tile products into larger gemms
     matrix c0("C0", s.m, s.n);
     nearsparse::fill_random(exec, c0, seed + 2, -1.0, 1.0);
     const auto hc = nearsparse::test::to_host(c0);
+    // Both groupings of the kept products into gemms on each pattern (automatic takes one of
+    // them; the other test cases run it).
+    const auto grouping = GENERATE(spamm::host_grouping::merged, spamm::host_grouping::per_tile);
     for (const auto precision : {spamm_precision::fp64, spamm_precision::fp32}) {
       INFO(exec_space::name() << " " << s.m << " x " << s.k << " x " << s.n << ", tile " << tile
-                              << ", pattern " << which << ", " << spamm::to_string(precision)
-                              << ", seed " << seed);
+                              << ", pattern " << which << ", grouping " << int(grouping) << ", "
+                              << spamm::to_string(precision) << ", seed " << seed);
       spamm::options opt;
       opt.precision = precision;
       opt.tile = tile;
       opt.implementation = implementation::specialized;
+      opt.host_grouping = grouping;
       spamm::plan plan(exec, a, b, opt);
       const auto an = nearsparse::test::to_host(plan.a_norms());
       const auto bn = nearsparse::test::to_host(plan.b_norms());

@@ -69,6 +69,17 @@ enum class search_launch { automatic, one_launch, launch_per_count };
 /// about 64 steps and usually far fewer (with the default 60 it may stop a few steps short:
 /// converged = false, tau still meeting the target; 64 reaches the answer always); tolerance,
 /// max_widenings and launch do not apply to it.
+/// How the host path (Kokkos::OpenMP and Kokkos::Serial with a host BLAS) groups the kept tile
+/// products into gemms. `merged`: rectangles of C tiles that keep the same k become one gemm per
+/// run of consecutive kept k, and a tile row whose tiles keep different k is swept k by k, within
+/// blocks of C sized so that every thread has several: fewer, larger gemms, each of which packs
+/// its operands once for more multiply-adds. `per_tile`: every C tile is a unit of the schedule
+/// with one gemm per run of its kept k: the finest load balance. Both compute exactly the kept
+/// products in the same order of k. `automatic` is `merged`: far ahead on dense and nearly dense
+/// products, and close to per_tile on sparse ones, where either may lead by a little depending on
+/// the threads and the precision (perf/RESULTS.md times both). No effect on other paths.
+enum class host_grouping { automatic, merged, per_tile };
+
 struct search_options {
   int max_iterations = 60;   ///< bisection steps after the interval is found
   int max_widenings = 1000;  ///< most times the upper end is widened
@@ -112,6 +123,8 @@ struct options {
   /// fp16 and bf16 with tiles of 64 and 128 (the mma.sync and FMA kernels run everything else).
   /// false keeps the mma.sync kernels there too, to compare the two. No effect elsewhere.
   bool wgmma = true;
+  /// Within the host path: how kept tile products are grouped into gemms (see host_grouping).
+  spamm::host_grouping host_grouping = spamm::host_grouping::automatic;
   /// Check A and B for NaN and Inf while packing them (one reduction, no extra pass).
   bool check_finite = true;
 };

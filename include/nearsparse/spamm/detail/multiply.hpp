@@ -147,20 +147,21 @@ void multiply(const Kokkos::Cuda& exec, const char* function, const options& opt
 #endif
 
 // The host path on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1]. Threads
-// over C tiles (dynamic schedule); each tile multiplies its kept products with the host BLAS on
-// the calling thread, one gemm per run of consecutive kept k, straight into C where C has the
-// packed operands' type and a unit stride, else into a tile buffer.
+// over work items of C tiles (dynamic schedule, most work first), grouped as opt.host_grouping
+// says; each item multiplies its kept products with the host BLAS on the calling thread, one
+// gemm per run of consecutive kept k, straight into C where C has the packed operands' type and
+// a unit stride, else into a buffer.
 #ifdef KOKKOS_ENABLE_OPENMP
-void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, float alpha, float beta,
-                   float* c, std::size_t s0, std::size_t s1);
-void host_multiply(const Kokkos::OpenMP& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::OpenMP& exec, const options& opt, const multiply_problem& p,
+                   float alpha, float beta, float* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::OpenMP& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, double* c, std::size_t s0, std::size_t s1);
 #endif
 #ifdef KOKKOS_ENABLE_SERIAL
-void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, float alpha, float beta,
-                   float* c, std::size_t s0, std::size_t s1);
-void host_multiply(const Kokkos::Serial& exec, const multiply_problem& p, double alpha, double beta,
-                   double* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::Serial& exec, const options& opt, const multiply_problem& p,
+                   float alpha, float beta, float* c, std::size_t s0, std::size_t s1);
+void host_multiply(const Kokkos::Serial& exec, const options& opt, const multiply_problem& p,
+                   double alpha, double beta, double* c, std::size_t s0, std::size_t s1);
 #endif
 
 #if defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_SERIAL)
@@ -170,7 +171,7 @@ void multiply_on_host(const HostExec& exec, const char* function, const options&
                       const multiply_problem& p, typename CView::non_const_value_type alpha,
                       typename CView::non_const_value_type beta, const CView& c) {
   if (host_spamm_taken(exec, function, opt)) {
-    host_multiply(exec, p, alpha, beta, c.data(), c.stride(0), c.stride(1));
+    host_multiply(exec, opt, p, alpha, beta, c.data(), c.stride(0), c.stride(1));
   } else {
     multiply_portable(exec, p, alpha, beta, c);
   }
