@@ -147,10 +147,10 @@ void multiply(const Kokkos::Cuda& exec, const char* function, const options& opt
 #endif
 
 // The host path on raw pointers: C (m x n) at c with element (i, j) at c[i*s0 + j*s1]. Threads
-// over work items of C tiles (dynamic schedule, most work first), grouped as opt.host_grouping
-// says; each item multiplies its kept products with the host BLAS on the calling thread, one
-// gemm per run of consecutive kept k, straight into C where C has the packed operands' type and
-// a unit stride, else into a buffer.
+// over blocks of C tiles (dynamic schedule), each running its work items as it finds them,
+// grouped as opt.host_grouping says; an item multiplies its kept products with the host BLAS on
+// the calling thread, one gemm per run of consecutive kept k, straight into C where C has the
+// packed operands' type and a unit stride, else into a buffer.
 #ifdef KOKKOS_ENABLE_OPENMP
 void host_multiply(const Kokkos::OpenMP& exec, const options& opt, const multiply_problem& p,
                    float alpha, float beta, float* c, std::size_t s0, std::size_t s1);
