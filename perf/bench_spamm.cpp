@@ -223,13 +223,15 @@ void bench_host(benchmark::State& state, case_spec spec) {
   others.push_back({"reused", [=] { plan->multiply(exec, 1, 0, c); }, 0, 1, false});
   // The host path's two groupings of the kept products into gemms (host_grouping), each with a
   // plan of the same tau, timed beside the default.
-  for (const auto grouping : {spamm::host_grouping::merged, spamm::host_grouping::per_tile}) {
-    spamm::options form = fixed;
-    form.host_grouping = grouping;
-    auto grouped = std::make_shared<spamm::plan<Exec>>(exec, a, a, form);
-    others.push_back(
-        {grouping == spamm::host_grouping::merged ? "reused_merged" : "reused_per_tile",
-         [=] { grouped->multiply(exec, 1, 0, c); }, 0, 1, false});
+  if constexpr (host) {
+    for (const auto grouping : {spamm::host_grouping::merged, spamm::host_grouping::per_tile}) {
+      spamm::options form = fixed;
+      form.host_grouping = grouping;
+      auto grouped = std::make_shared<spamm::plan<Exec>>(exec, a, a, form);
+      others.push_back(
+          {grouping == spamm::host_grouping::merged ? "reused_merged" : "reused_per_tile",
+           [=] { grouped->multiply(exec, 1, 0, c); }, 0, 1, false});
+    }
   }
   others.push_back({"refresh",
                     [=] {

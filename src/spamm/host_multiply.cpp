@@ -212,9 +212,8 @@ void block_items(const geometry& g, const kept_test& kept, int br, int bc, int b
 
 // C = alpha * sum over kept k of A(ti, k) B(k, tj) + beta * C; a and b are the packed operands as
 // T values (float or double). Threads take blocks dynamically and run each block's work items as
-// they are found: no list of items is made, sorted or allocated, which on many threads cost more
-// than a sparse product itself (two launches over the blocks, each waited for). The same tile
-// products as one gemm per tile and run of kept k.
+// they find them, so the gemms start at once: nothing is listed, allocated or waited for before
+// them. The same tile products as one gemm per tile and run of kept k.
 template <class Exec, class T, class CT>
 void multiply_tiles(const Exec& exec, host_grouping grouping, const multiply_problem& p, const T* a,
                     const T* b, CT alpha, CT beta, CT* c, std::size_t s0, std::size_t s1) {

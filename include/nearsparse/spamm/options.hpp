@@ -60,6 +60,17 @@ precision parse_precision(const std::string& name, const char* argument = "preci
 /// processes, one reduction per step, always.
 enum class search_launch { automatic, one_launch, launch_per_count };
 
+/// How the host path (Kokkos::OpenMP and Kokkos::Serial with a host BLAS) groups the kept tile
+/// products into gemms. `merged`: rectangles of C tiles that keep the same k become one gemm per
+/// run of consecutive kept k, and a tile row whose tiles keep different k is swept k by k, within
+/// blocks of C sized so that every thread has several: fewer, larger gemms, each of which packs
+/// its operands once for more multiply-adds. `per_tile`: every C tile is a unit of the schedule
+/// with one gemm per run of its kept k: the finest load balance. Both compute exactly the kept
+/// products in the same order of k. `automatic` is `merged`: its larger gemms matter most where
+/// many products are kept, while on sparse products per_tile's finer balance can match it on
+/// many threads (perf/RESULTS.md times both). No effect on other paths.
+enum class host_grouping { automatic, merged, per_tile };
+
 /// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
 /// the upper end gives a ratio at or below the target, then bisected.
@@ -69,17 +80,6 @@ enum class search_launch { automatic, one_launch, launch_per_count };
 /// about 64 steps and usually far fewer (with the default 60 it may stop a few steps short:
 /// converged = false, tau still meeting the target; 64 reaches the answer always); tolerance,
 /// max_widenings and launch do not apply to it.
-/// How the host path (Kokkos::OpenMP and Kokkos::Serial with a host BLAS) groups the kept tile
-/// products into gemms. `merged`: rectangles of C tiles that keep the same k become one gemm per
-/// run of consecutive kept k, and a tile row whose tiles keep different k is swept k by k, within
-/// blocks of C sized so that every thread has several: fewer, larger gemms, each of which packs
-/// its operands once for more multiply-adds. `per_tile`: every C tile is a unit of the schedule
-/// with one gemm per run of its kept k: the finest load balance. Both compute exactly the kept
-/// products in the same order of k. `automatic` is `merged`: far ahead on dense and nearly dense
-/// products, and close to per_tile on sparse ones, where either may lead by a little depending on
-/// the threads and the precision (perf/RESULTS.md times both). No effect on other paths.
-enum class host_grouping { automatic, merged, per_tile };
-
 struct search_options {
   int max_iterations = 60;   ///< bisection steps after the interval is found
   int max_widenings = 1000;  ///< most times the upper end is widened
