@@ -299,13 +299,8 @@ int run_spamm(arguments& args) {
   s.stride = static_cast<int>(args.integer("stride", 1, 1, 64));
   s.kernel = parse_implementation(args.text("kernel", "automatic"), "nearsparse spamm", "--kernel");
   s.wgmma = !args.flag("no-wgmma");
-  const std::string grouping = args.text("host-grouping", "automatic");
-  require(grouping == "automatic" || grouping == "merged" || grouping == "per-tile",
-          "nearsparse spamm", "--host-grouping",
-          "is '" + grouping + "'; expected automatic, merged or per-tile");
-  s.grouping = grouping == "merged"     ? spamm::host_grouping::merged
-               : grouping == "per-tile" ? spamm::host_grouping::per_tile
-                                        : spamm::host_grouping::automatic;
+  s.grouping =
+      spamm::parse_host_grouping(args.text("host-grouping", "automatic"), "--host-grouping");
   s.sweep = args.flag("sweep");
   s.csv = args.text("csv", "");
   s.plot = args.text("plot", "");

@@ -66,7 +66,7 @@ const std::vector<command>& commands() {
        "none)\n"
        "  --no-wgmma       on compute capability 9.0, keep the mma.sync kernels (no wgmma)\n"
        "  --host-grouping G  host path: automatic (default), merged (kept products merged\n"
-       "                   into large gemms) or per-tile (one work item per C tile)\n"
+       "                   into large gemms) or per_tile (one work item per C tile)\n"
        "  --sweep          also sweep the valid ratio from 100 % to 1 % and write CSV and SVG\n"
        "  --csv FILE       the sweep's CSV (default spamm_sweep.csv; implies --sweep)\n"
        "  --plot FILE      the sweep's SVG chart (default spamm_sweep.svg; implies --sweep)\n"

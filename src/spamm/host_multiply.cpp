@@ -61,9 +61,10 @@ struct block_shape {
 };
 
 inline block_shape block_shape_of(const geometry& g, int threads, std::size_t buffer_value_size,
-                                  bool merged) {
+                                  host_grouping grouping) {
   block_shape s;
-  if (!merged) return s;  // per_tile: every 1 x 1 block is one item, one gemm per run of kept k
+  // per_tile: every 1 x 1 block is one item, one gemm per run of kept k; automatic is merged.
+  if (grouping == host_grouping::per_tile) return s;
   s.br = std::max(1, std::min(g.mt, block_rows_target / g.tile));
   s.bc = g.nt;
   const long wanted = long(blocks_per_thread) * std::max(threads, 1);
@@ -81,11 +82,6 @@ inline block_shape block_shape_of(const geometry& g, int threads, std::size_t bu
   while ((s.br > 1 || s.bc > 1) && std::size_t(s.br) * s.bc * tile_bytes > buffer_bytes_max)
     halve();
   return s;
-}
-
-/// Whether the kept tile products go as merged gemms (host_grouping::merged, and automatic).
-inline bool merges(host_grouping grouping) {
-  return grouping != host_grouping::per_tile;
 }
 
 /// Tiles of C one sweep item spans at most.
@@ -223,8 +219,8 @@ void multiply_tiles(const Exec& exec, host_grouping grouping, const multiply_pro
   const std::size_t kp = std::size_t(g.kp);
   const kept_test kept{p.a_norms, p.b_norms, p.tau, g.kt, g.nt};
   const target where = target_of<T, CT>(g, s0, s1);
-  const block_shape shape = block_shape_of(
-      g, exec.concurrency(), where == target::buffer ? sizeof(T) : 0, merges(grouping));
+  const block_shape shape =
+      block_shape_of(g, exec.concurrency(), where == target::buffer ? sizeof(T) : 0, grouping);
   const int br = shape.br, bc = shape.bc;
   const int blocks = (g.mt + br - 1) / br * ((g.nt + bc - 1) / bc);
 

@@ -22,6 +22,11 @@ constexpr nearsparse::detail::enum_name<search_launch> search_launch_names[] = {
     {search_launch::one_launch, "one_launch"},
     {search_launch::launch_per_count, "launch_per_count"}};
 
+constexpr nearsparse::detail::enum_name<host_grouping> host_grouping_names[] = {
+    {host_grouping::automatic, "automatic"},
+    {host_grouping::merged, "merged"},
+    {host_grouping::per_tile, "per_tile"}};
+
 }  // namespace
 
 const char* to_string(precision p) {
@@ -31,6 +36,15 @@ const char* to_string(precision p) {
 precision parse_precision(const std::string& name, const char* argument) {
   return nearsparse::detail::enum_from_string(precision_names, name,
                                               "nearsparse::spamm::parse_precision", argument);
+}
+
+const char* to_string(host_grouping g) {
+  return nearsparse::detail::enum_to_string(host_grouping_names, g);
+}
+
+host_grouping parse_host_grouping(const std::string& name, const char* argument) {
+  return nearsparse::detail::enum_from_string(host_grouping_names, name,
+                                              "nearsparse::spamm::parse_host_grouping", argument);
 }
 
 double unit_roundoff(precision p) {
@@ -69,6 +83,10 @@ void validate_options(const char* function, const options& opt) {
           opt.target_valid_ratio <= 1,
       function, "options.target_valid_ratio",
       concat("is ", opt.target_valid_ratio, "; it must lie in (0, 1], or be 0 to use options.tau"));
+  require(nearsparse::detail::enum_is_valid(host_grouping_names, opt.host_grouping), function,
+          "options.host_grouping",
+          concat("is ", static_cast<int>(opt.host_grouping),
+                 "; it must be automatic, merged or per_tile"));
   require(opt.load_balance_stride >= 1 && opt.load_balance_stride <= 64, function,
           "options.load_balance_stride",
           concat("is ", opt.load_balance_stride, "; it must lie in [1, 64]"));

@@ -362,9 +362,8 @@ NEARSPARSE_SPACE_TEST_CASE("the host path groups tile products into gemms exactl
     const auto grouping = GENERATE(spamm::host_grouping::merged, spamm::host_grouping::per_tile);
     for (const auto precision : {spamm_precision::fp64, spamm_precision::fp32}) {
       INFO(exec_space::name() << " " << s.m << " x " << s.k << " x " << s.n << ", tile " << tile
-                              << ", pattern " << which << ", "
-                              << (grouping == spamm::host_grouping::merged ? "merged" : "per tile")
-                              << ", " << spamm::to_string(precision) << ", seed " << seed);
+                              << ", pattern " << which << ", " << spamm::to_string(grouping) << ", "
+                              << spamm::to_string(precision) << ", seed " << seed);
       spamm::options opt;
       opt.precision = precision;
       opt.tile = tile;

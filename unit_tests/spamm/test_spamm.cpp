@@ -455,6 +455,15 @@ NEARSPARSE_SPACE_TEST_CASE("spamm rejects bad input with clear errors", "[spamm]
   CHECK_THROWS_WITH(plan.search_tau(exec, 0.5, bad_search),
                     Contains("search.launch") && Contains("is 7"));
   opt = {};
+  opt.host_grouping = static_cast<spamm::host_grouping>(7);
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt),
+                    Contains("options.host_grouping") && Contains("is 7"));
+  CHECK_THROWS_WITH(spamm::parse_host_grouping("per-tile", "--host-grouping"),
+                    Contains("--host-grouping") && Contains("'per-tile'") &&
+                        Contains("automatic, merged or per_tile"));
+  CHECK(spamm::parse_host_grouping("Per_Tile") == spamm::host_grouping::per_tile);
+  CHECK(std::string(spamm::to_string(spamm::host_grouping::merged)) == "merged");
+  opt = {};
   opt.target_valid_ratio = 0.5;
   opt.search = bad_search;
   CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, opt), nearsparse::invalid_argument);

@@ -71,6 +71,13 @@ enum class search_launch { automatic, one_launch, launch_per_count };
 /// many threads (perf/RESULTS.md times both). No effect on other paths.
 enum class host_grouping { automatic, merged, per_tile };
 
+/// "automatic", "merged" or "per_tile".
+const char* to_string(host_grouping g);
+
+/// Parses the names above (case-insensitive); throws nearsparse::invalid_argument naming
+/// `argument` and listing the accepted names otherwise.
+host_grouping parse_host_grouping(const std::string& name, const char* argument = "host_grouping");
+
 /// Binary search for the tau that gives a target valid ratio (section 3.5.2 of the cuSpAMM
 /// paper): the search interval is [0, k * average norm product], k = 1, 2, ... widened until
 /// the upper end gives a ratio at or below the target, then bisected.
