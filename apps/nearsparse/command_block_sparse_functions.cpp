@@ -15,6 +15,7 @@
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/io.hpp>
 #include <nearsparse/spamm/block_sparse.hpp>
 #include <nearsparse/spamm/block_sparse_algebra.hpp>
@@ -140,8 +141,9 @@ int run_with(const Exec& exec, const block_sparse_settings& s) {
       "%.3f s\n",
       (long long)a.kept_tiles(), a.tile_rows() > 0 ? double(a.kept_tiles()) / a.tile_rows() : 0.0,
       gib(double(a.memory_bytes())), gib(dense_bytes), t_input);
-  std::printf("  tau %.3g, drop tolerance %.3g (relative), residual tolerance %.3g\n", s.opt.tau,
-              s.opt.drop_tolerance, s.opt.residual_tolerance);
+  std::printf("  tau %.3g, drop tolerance %.3g (relative), residual tolerance %.3g, %s products\n",
+              s.opt.tau, s.opt.drop_tolerance, s.opt.residual_tolerance,
+              nearsparse::to_string(s.opt.implementation));
   if (gap > 0) std::printf("  gap of the input (closed form) %.4g\n", gap);
 
   long occupied = s.occupied < 0 ? n / 2 : s.occupied;
@@ -268,6 +270,8 @@ int run_block_sparse_function(arguments& args, matrix_function kind, const char*
   const bool fp64 = s.precision == "fp64";
   s.opt.residual_tolerance = args.number("tolerance", fp64 ? 1e-8 : 1e-4, 0, 1e300);
   s.opt.max_iterations = static_cast<int>(args.integer("max-iterations", 100, 1, 10000));
+  s.opt.implementation =
+      nearsparse::parse_implementation(args.text("kernel", "automatic"), name, "--kernel");
   s.output = args.text("output", "");
   s.csv = args.text("csv", "");
   s.svg = args.text("svg", "");

@@ -37,6 +37,8 @@ const char* const block_sparse_function_text =
     "  --drop D         drop tiles below D times their matrix's Frobenius norm (default 1e-12)\n"
     "  --tolerance R    stop at this residual per sqrt(N) (sp2: per sqrt(occupied)) (default\n"
     "                   1e-8 fp64, 1e-4 fp32)\n"
+    "  --kernel K       the tile products: automatic (default; the host BLAS or the CUDA\n"
+    "                   kernel), portable or specialized\n"
     "  --occupied K     sp2: occupied states (default N/2)\n"
     "  --cutoff C       invsqrt: overlap entries below C are not stored (default 1e-12)\n"
     "  --output FILE    write the result as a coordinate Matrix Market file\n"

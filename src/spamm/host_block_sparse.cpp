@@ -79,6 +79,9 @@ bool run_products(const Exec& exec, const char* function, nearsparse::implementa
                   const block_sparse_products<Scalar>& p) {
   if (!blas::take_path(function, choice, Exec::name())) return false;
   const block_sparse_products<Scalar> q = p;
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const blas::thread_scope one_thread(1);
   Kokkos::parallel_for(
       "nearsparse::spamm::block_sparse::multiply_numeric_host",
       Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<std::int64_t>>(
@@ -90,6 +93,9 @@ bool run_products(const Exec& exec, const char* function, nearsparse::implementa
 }  // namespace
 
 #ifdef KOKKOS_ENABLE_OPENMP
+bool block_sparse_specialized_available(const Kokkos::OpenMP&) {
+  return blas::available();
+}
 bool block_sparse_products_specialized(const Kokkos::OpenMP& exec, const char* function,
                                        nearsparse::implementation choice,
                                        const block_sparse_products<float>& p) {
@@ -102,6 +108,9 @@ bool block_sparse_products_specialized(const Kokkos::OpenMP& exec, const char* f
 }
 #endif
 #ifdef KOKKOS_ENABLE_SERIAL
+bool block_sparse_specialized_available(const Kokkos::Serial&) {
+  return blas::available();
+}
 bool block_sparse_products_specialized(const Kokkos::Serial& exec, const char* function,
                                        nearsparse::implementation choice,
                                        const block_sparse_products<float>& p) {

@@ -232,6 +232,9 @@ void multiply_tiles(const Exec& exec, host_grouping grouping, const multiply_pro
   policy work(exec, blocks, 1);
   work.set_chunk_size(1);
   work.set_scratch_size(1, Kokkos::PerTeam(buffer_view::shmem_size(buffer_size)));
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const blas::thread_scope one_thread(1);
   Kokkos::parallel_for("nearsparse::spamm::multiply", work, [=](const member& team) {
     buffer_view buffer(team.team_scratch(1), buffer_size);
     block_items(g, kept, br, bc, team.league_rank(), [&](const work_item& item) {

@@ -38,6 +38,9 @@ batched_svd_report host_batched_svd(const Exec& exec, const svd_batch& job,
                                "nearsparse::tlr::batched_svd::host_work");
   Kokkos::View<int, Kokkos::HostSpace> failed("nearsparse::tlr::batched_svd::failed");
   const svd_batch b = job;
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const hb::thread_scope one_thread(1);
   Kokkos::parallel_for(
       "nearsparse::tlr::batched_svd::host", host::items(exec, b.batch), [=](const int e) {
         const int id = ws.token.acquire();

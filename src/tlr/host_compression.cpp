@@ -44,6 +44,9 @@ void compress_tiles(const Exec& exec, const compression_job& job,
   // A tile SVD that fails throws; the exception leaves after the region.
   nearsparse::detail::deferred_exception deferred;
   auto* failure = &deferred;
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const host::hb::thread_scope one_thread(1);
   Kokkos::parallel_for(
       "nearsparse::tlr::compress::host", host::items(exec, job.tile_count), [=](const int e) {
         const int id = ws.token.acquire();

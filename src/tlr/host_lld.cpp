@@ -31,6 +31,9 @@ void host_lld(const Exec& exec, double alpha, const lld_operands& ops, double be
   host::thread_slices<Exec> ws(exec, host::dense_tile_work(ops.a, ops.b, per), 0,
                                "nearsparse::tlr::gemm_lld::host_work");
   const int nb = ops.a.nb, tr = ops.c_tile_rows;
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const host::hb::thread_scope one_thread(1);
   Kokkos::parallel_for("nearsparse::tlr::gemm_lld::host", host::items(exec, groups),
                        [=](const int g) {
                          const int id = ws.token.acquire();

@@ -62,6 +62,9 @@ void host_lll(const Exec& exec, const lll_job<Kokkos::HostSpace>& job) {
   // A tile SVD that fails throws; the exception leaves after the region.
   nearsparse::detail::deferred_exception deferred;
   auto* failure = &deferred;
+  // Each BLAS call is one tile's (or block's) work, sized for one core: on one thread even where
+  // this kernel runs outside a parallel region (host_blas::thread_scope).
+  const host::hb::thread_scope one_thread(1);
   Kokkos::parallel_for(
       "nearsparse::tlr::gemm_lll::host", host::items(exec, groups), [=](const int g) {
         const int id = ws.token.acquire();

@@ -1,7 +1,8 @@
 // The host BLAS and LAPACK wrappers (core/detail/host_blas.hpp) against plain double-precision
 // references: gemm in both orders and with transposes, at sizes that are not multiples of any
 // vector width, empty products, extents refused with the function's name; QR and SVD checked by
-// reconstruction and orthogonality. Without OpenBLAS every routine must refuse.
+// reconstruction and orthogonality; thread_scope sets and restores the threads of this thread's
+// calls. Without OpenBLAS every routine must refuse.
 #include <nearsparse/core/detail/host_blas.hpp>
 
 #include <catch2/catch.hpp>
@@ -201,4 +202,29 @@ TEST_CASE("host_blas QR and SVD reconstruct their input", "[core][host_blas]") {
         hb::geqrf(4, 4, &x, 1, &x, &x, 1),
         Contains("nearsparse::detail::host_blas::geqrf") && Contains("rejected argument 4"));
   }
+}
+
+TEST_CASE("host_blas thread_scope sets the threads of this thread's calls and restores them",
+          "[core][host_blas]") {
+  if (!hb::available()) {
+    CHECK(hb::call_threads() == 0);
+    return;
+  }
+  const int before = hb::call_threads();
+  REQUIRE(before >= 1);
+  {
+    const hb::thread_scope one(1);
+    CHECK(hb::call_threads() == 1);
+    {
+      const hb::thread_scope three(3);
+      CHECK(hb::call_threads() == (hb::threaded() ? 3 : 1));
+    }
+    CHECK(hb::call_threads() == 1);
+  }
+  CHECK(hb::call_threads() == before);
+  {
+    const hb::thread_scope zero(0);  // at least one thread
+    CHECK(hb::call_threads() == 1);
+  }
+  CHECK(hb::call_threads() == before);
 }

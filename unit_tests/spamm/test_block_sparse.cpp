@@ -649,6 +649,21 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse functions refuse bad arguments",
     CHECK_THROWS_AS(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt), nearsparse::unsupported);
     CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt),
                       Contains("nearsparse::spamm::multiply"));
+    // Refused where the call starts, so a product with nothing to compute refuses it too.
+    const spamm::block_sparse_matrix<double, exec_space> e(exec, 0, 0, a.tile());
+    spamm::block_sparse_matrix<double, exec_space> e_out(exec, 0, 0, a.tile());
+    CHECK_THROWS_AS(spamm::multiply(exec, 1.0, e, e, 0.0, e_out, mopt), nearsparse::unsupported);
+  }
+  // A value outside the enumeration, even for an empty product.
+  mopt.implementation = static_cast<nearsparse::implementation>(7);
+  CHECK_THROWS_WITH(spamm::multiply(exec, 1.0, a, b, 0.0, c, mopt),
+                    Contains("nearsparse::spamm::multiply") &&
+                        Contains("'options.implementation'") && Contains("is 7"));
+  {
+    const spamm::block_sparse_matrix<double, exec_space> e(exec, 0, 0, a.tile());
+    spamm::block_sparse_matrix<double, exec_space> e_out(exec, 0, 0, a.tile());
+    CHECK_THROWS_AS(spamm::multiply(exec, 1.0, e, e, 0.0, e_out, mopt),
+                    nearsparse::invalid_argument);
   }
   using bs_double = spamm::block_sparse_matrix<double, exec_space>;
   CHECK_THROWS_WITH(bs_double(exec, 10, 10, 12),

@@ -10,6 +10,7 @@
 
 #include <nearsparse/core/detail/host_blas.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm.hpp>
 
 #include <catch2/catch.hpp>
@@ -369,12 +370,16 @@ host_matrix<double> cubic_hamiltonian(const Exec& exec, const spamm::cubic_model
   return nearsparse::test::to_host(h);
 }
 
-/// SP2 at tau = 0, drop 0 on h against the eigendecomposition.
+/// SP2 at tau = 0, drop 0 on h against the eigendecomposition, its products on the kernels
+/// `impl` chooses; returns the dense form of the result.
 template <class T, class Exec>
-void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, int occupied) {
+host_matrix<double> check_exact_sp2(
+    const Exec& exec, const host_matrix<double>& h, int tile, int occupied,
+    nearsparse::implementation impl = nearsparse::implementation::automatic) {
   const int n = static_cast<int>(h.rows);
   INFO("n " << n << ", tile " << tile << ", occupied " << occupied << ", "
-            << (std::is_same<T, float>::value ? "float" : "double"));
+            << (std::is_same<T, float>::value ? "float" : "double") << ", "
+            << nearsparse::to_string(impl));
   double gap = 0;
   const auto d_ref = reference_density(h, occupied, gap);
   const auto hs = to_block_sparse<T>(exec, h, tile);
@@ -382,6 +387,7 @@ void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, i
   spamm::block_sparse_function_options opt;
   // The float iterates stop at a residual of about u sqrt(N) (u = 6e-8): 1e-5 lies above it.
   opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-9;
+  opt.implementation = impl;
   const auto r = spamm::sp2(exec, hs, occupied, d, opt);
   const double width = r.bounds.upper - r.bounds.lower;
   const double g = gap / width;  // the relative gap
@@ -417,6 +423,7 @@ void check_exact_sp2(const Exec& exec, const host_matrix<double>& h, int tile, i
   // 1 (a rank-one projector) from D_ref, far outside the tolerance.
   double gap_fewer = 0;
   CHECK(diff_norm(hd, reference_density(h, occupied - 1, gap_fewer)) / norm_d > 10 * tolerance);
+  return hd;
 }
 
 }  // namespace
@@ -795,11 +802,15 @@ const char* type_name() {
   return std::is_same<T, float>::value ? "float" : "double";
 }
 
-/// inverse_sqrt at tau = 0, drop 0 on the SPD s against the eigendecomposition.
+/// inverse_sqrt at tau = 0, drop 0 on the SPD s against the eigendecomposition, its products on
+/// the kernels `impl` chooses; returns the dense form of the result.
 template <class T, class Exec>
-void check_exact_inverse_sqrt(const Exec& exec, const host_matrix<double>& s, int tile) {
+host_matrix<double> check_exact_inverse_sqrt(
+    const Exec& exec, const host_matrix<double>& s, int tile,
+    nearsparse::implementation impl = nearsparse::implementation::automatic) {
   const int n = static_cast<int>(s.rows);
-  INFO("inverse_sqrt, n " << n << ", tile " << tile << ", " << type_name<T>());
+  INFO("inverse_sqrt, n " << n << ", tile " << tile << ", " << type_name<T>() << ", "
+                          << nearsparse::to_string(impl));
   std::vector<double> w;
   const auto z_ref = reference_function(s, inverse_sqrt_of, w);
   REQUIRE(w.front() > 0);
@@ -809,6 +820,7 @@ void check_exact_inverse_sqrt(const Exec& exec, const host_matrix<double>& s, in
   spamm::block_sparse_function_options opt;
   // The float iterates stop at a residual of a few u sqrt(N) (u = 6e-8): 1e-5 lies above it.
   opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-11;
+  opt.implementation = impl;
   const auto r = spamm::inverse_sqrt(exec, ss, z, opt);
   INFO("iterations " << r.iterations << ", residual " << r.residual << ", kappa " << kappa);
   CHECK(r.converged);
@@ -839,13 +851,18 @@ void check_exact_inverse_sqrt(const Exec& exec, const host_matrix<double>& s, in
   if (std::is_same<T, double>::value)
     CHECK(diff_norm(combination(1 / std::sqrt(1 + 1e-4), z_ref, 0.0, z_ref), z_ref) >
           2 * tolerance);
+  return hz;
 }
 
-/// sign at tau = 0, drop 0 on a against the eigendecomposition.
+/// sign at tau = 0, drop 0 on a against the eigendecomposition, its products on the kernels
+/// `impl` chooses; returns the dense form of the result.
 template <class T, class Exec>
-void check_exact_sign(const Exec& exec, const host_matrix<double>& a, int tile) {
+host_matrix<double> check_exact_sign(
+    const Exec& exec, const host_matrix<double>& a, int tile,
+    nearsparse::implementation impl = nearsparse::implementation::automatic) {
   const int n = static_cast<int>(a.rows);
-  INFO("sign, n " << n << ", tile " << tile << ", " << type_name<T>());
+  INFO("sign, n " << n << ", tile " << tile << ", " << type_name<T>() << ", "
+                  << nearsparse::to_string(impl));
   std::vector<double> w;
   const auto x_ref = reference_function(a, sign_of, w);
   double gap = std::numeric_limits<double>::max();
@@ -854,6 +871,7 @@ void check_exact_sign(const Exec& exec, const host_matrix<double>& a, int tile) 
   spamm::block_sparse_matrix<T, Exec> x(exec, n, n, tile);
   spamm::block_sparse_function_options opt;
   opt.residual_tolerance = std::is_same<T, float>::value ? 1e-5 : 1e-11;
+  opt.implementation = impl;
   const auto r = spamm::sign(exec, as, x, opt);
   const double b = std::max(std::abs(r.bounds.lower), std::abs(r.bounds.upper));
   const double g = gap / b;  // the relative gap around 0
@@ -883,6 +901,7 @@ void check_exact_sign(const Exec& exec, const host_matrix<double>& a, int tile) 
   // A sign function with one eigenvalue flipped lies at distance 2 from the reference, far
   // outside the tolerance.
   CHECK(tolerance < 0.2);
+  return hx;
 }
 
 }  // namespace
@@ -1249,4 +1268,167 @@ NEARSPARSE_SPACE_TEST_CASE("block-sparse inverse_sqrt and sign refuse bad argume
   CHECK(r.converged);
   const auto id_host = dense_of(exec, sq);
   CHECK(diff_norm(dense_of(exec, out), combination(-1.0, id_host, 0.0, id_host)) == 0.0);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The implementation choice: which kernels run the products of the iterations.
+
+/// 45 x 45 inputs (45 is no multiple of the tile 16: an edge tile in every row and column): for
+/// sp2 a symmetric H with 22 eigenvalues in [-1, -0.2] and 23 in [0.2, 1] (a gap of at least
+/// 0.4 at occupied = 22); for inverse_sqrt the overlap chain; for sign the dimerized chain
+/// (|eigenvalues| >= 0.5).
+constexpr int implementation_n = 45, implementation_tile = 16, implementation_occupied = 22;
+
+host_matrix<double> gapped_hamiltonian(std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0.2, 1.0);
+  std::vector<double> values(static_cast<std::size_t>(implementation_n));
+  for (int i = 0; i < implementation_n; ++i)
+    values[std::size_t(i)] = (i < implementation_occupied ? -1.0 : 1.0) * u(gen);
+  return random_with_spectrum(values, seed + 1);
+}
+
+}  // namespace
+
+NEARSPARSE_SPACE_TEST_CASE(
+    "block-sparse sp2, inverse_sqrt and sign: implementation::portable and automatic agree",
+    "[spamm][block_sparse][functions][implementation]") {
+  // automatic takes the space's specialized tile products where it has them (the host BLAS on
+  // OpenMP and Serial where the build has OpenBLAS, the CUDA kernel), portable the TeamPolicy
+  // kernel: both meet the LAPACK reference within the exact tests' tolerances, and they differ
+  // from each other by rounding only (the summation order of the tile products).
+  using exec_space = TestType;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", seed " << seed);
+  if (!host_blas::available()) {
+    WARN("no LAPACK reference in this build");
+    return;
+  }
+  using nearsparse::implementation;
+  const int n = implementation_n, tile = implementation_tile;
+  // Rounding differences: the iterates of the exact tests carry errors of a few u sqrt(N) (u
+  // the unit roundoff); 1e-12 relative is about 100 u sqrt(N) for N = 45 (measured: 0 on OpenMP
+  // and Serial with the CPU build's host BLAS, which sums each entry in the portable order).
+  const double agree = 1e-12;
+  SECTION("sp2") {
+    const auto h = gapped_hamiltonian(seed);
+    const auto p =
+        check_exact_sp2<double>(exec, h, tile, implementation_occupied, implementation::portable);
+    const auto a =
+        check_exact_sp2<double>(exec, h, tile, implementation_occupied, implementation::automatic);
+    INFO("difference " << diff_norm(p, a) << ", norm " << norm(p));
+    CHECK(diff_norm(p, a) <= agree * norm(p));
+  }
+  SECTION("inverse_sqrt") {
+    const auto s = overlap_chain(exec, n, 1.0);
+    const auto p = check_exact_inverse_sqrt<double>(exec, s, tile, implementation::portable);
+    const auto a = check_exact_inverse_sqrt<double>(exec, s, tile, implementation::automatic);
+    INFO("difference " << diff_norm(p, a) << ", norm " << norm(p));
+    CHECK(diff_norm(p, a) <= agree * norm(p));
+  }
+  SECTION("sign") {
+    const auto h = chain_hamiltonian(exec, n);
+    const auto p = check_exact_sign<double>(exec, h, tile, implementation::portable);
+    const auto a = check_exact_sign<double>(exec, h, tile, implementation::automatic);
+    INFO("difference " << diff_norm(p, a) << ", norm " << norm(p));
+    CHECK(diff_norm(p, a) <= agree * norm(p));
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE(
+    "block-sparse sp2, inverse_sqrt and sign: implementation::specialized as in multiply",
+    "[spamm][block_sparse][functions][implementation]") {
+  // As block-sparse multiply: the CUDA kernel, the host BLAS on the host spaces where the build
+  // has it; refused with nearsparse::unsupported naming the function where the space has no
+  // specialized tile products, when the function starts (an empty input too).
+  using exec_space = TestType;
+  using matrix = spamm::block_sparse_matrix<double, exec_space>;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  const std::uint64_t seed = nearsparse::test::fresh_seed();
+  INFO(exec_space::name() << ", seed " << seed);
+  const int n = implementation_n, tile = implementation_tile;
+  const bool specialized =
+      std::string(exec_space::name()) == "Cuda" ||
+      (std::is_same<typename exec_space::memory_space, Kokkos::HostSpace>::value &&
+       host_blas::available());
+  const matrix h = to_block_sparse<double>(exec, gapped_hamiltonian(seed), tile);
+  const matrix s = to_block_sparse<double>(exec, overlap_chain(exec, n, 1.0), tile);
+  const matrix a = to_block_sparse<double>(exec, chain_hamiltonian(exec, n), tile);
+  spamm::block_sparse_function_options portable, special;
+  portable.residual_tolerance = special.residual_tolerance = 1e-9;
+  portable.implementation = nearsparse::implementation::portable;
+  special.implementation = nearsparse::implementation::specialized;
+  for (const char* fn : {"sp2", "inverse_sqrt", "sign"}) {
+    INFO(fn);
+    const std::string name = fn;
+    const auto run = [&](matrix& out, const spamm::block_sparse_function_options& o) {
+      if (name == "sp2") return spamm::sp2(exec, h, implementation_occupied, out, o);
+      if (name == "inverse_sqrt") return spamm::inverse_sqrt(exec, s, out, o);
+      return spamm::sign(exec, a, out, o);
+    };
+    matrix expected(exec, n, n, tile);
+    const auto r_expected = run(expected, portable);
+    REQUIRE(r_expected.converged);
+    const auto id = spamm::identity<double>(exec, n, tile);
+    matrix out = id;
+    if (specialized) {
+      spamm::block_sparse_function_report r;
+      CHECK_NOTHROW(r = run(out, special));
+      CHECK(r.converged);
+      CHECK(r.iterations == r_expected.iterations);
+      // Rounding differences only, as for automatic against portable.
+      const auto he = dense_of(exec, expected);
+      CHECK(diff_norm(dense_of(exec, out), he) <= 1e-12 * norm(he));
+    } else {
+      CHECK_THROWS_AS(run(out, special), nearsparse::unsupported);
+      CHECK_THROWS_WITH(run(out, special), Contains("nearsparse::spamm::" + name) &&
+                                               Contains("specialized") &&
+                                               Contains(exec_space::name()));
+      // The result keeps its arrays.
+      CHECK(out.values().data() == id.values().data());
+      const matrix empty(exec, 0, 0, tile);
+      matrix out0(exec, 0, 0, tile);
+      CHECK_THROWS_AS(name == "sp2"            ? spamm::sp2(exec, empty, 0, out0, special)
+                      : name == "inverse_sqrt" ? spamm::inverse_sqrt(exec, empty, out0, special)
+                                               : spamm::sign(exec, empty, out0, special),
+                      nearsparse::unsupported);
+    }
+  }
+}
+
+NEARSPARSE_SPACE_TEST_CASE(
+    "block-sparse sp2, inverse_sqrt and sign refuse an implementation outside the enumeration",
+    "[spamm][block_sparse][functions][errors]") {
+  using exec_space = TestType;
+  using matrix = spamm::block_sparse_matrix<double, exec_space>;
+  using Catch::Matchers::Contains;
+  const exec_space exec;
+  const auto sq = spamm::identity<double>(exec, 40, 16);
+  const matrix empty(exec, 0, 0, 16);
+  spamm::block_sparse_function_options o;
+  o.implementation = static_cast<nearsparse::implementation>(9);
+  for (const char* fn : {"sp2", "inverse_sqrt", "sign"}) {
+    const std::string name = fn, qualified = "nearsparse::spamm::" + name;
+    INFO(qualified);
+    const auto run = [&](const matrix& in, matrix& out) {
+      if (name == "sp2") return spamm::sp2(exec, in, in.rows() / 2, out, o);
+      if (name == "inverse_sqrt") return spamm::inverse_sqrt(exec, in, out, o);
+      return spamm::sign(exec, in, out, o);
+    };
+    matrix out(exec, 40, 40, 16);
+    CHECK_THROWS_AS(run(sq, out), nearsparse::invalid_argument);
+    CHECK_THROWS_WITH(run(sq, out), Contains(qualified) && Contains("'options.implementation'") &&
+                                        Contains("is 9"));
+    // Refused even where there is nothing to compute, and the result keeps its arrays.
+    matrix out0(exec, 0, 0, 16);
+    CHECK_THROWS_WITH(run(empty, out0),
+                      Contains(qualified) && Contains("'options.implementation'"));
+    matrix keep = sq;
+    CHECK_THROWS_AS(run(sq, keep), nearsparse::invalid_argument);
+    CHECK(keep.values().data() == sq.values().data());
+  }
 }

@@ -289,6 +289,27 @@ NEARSPARSE_SPACE_TEST_CASE("the host path handles empty products and says when i
   }
 }
 
+// The host path runs its tile gemms on one thread each (host_blas::thread_scope), whatever the
+// caller set, and leaves the caller's setting as it found it.
+NEARSPARSE_SPACE_TEST_CASE("the host path leaves the threads of BLAS calls as it found them",
+                           "[spamm][host]") {
+  using exec_space = TestType;
+  namespace hb = nearsparse::detail::host_blas;
+  if constexpr (host_space<exec_space>()) {
+    if (!hb::available() || !hb::threaded()) return;
+    const exec_space exec;
+    const hb::thread_scope two(2);
+    ref::matrix<exec_space> a("A", 77, 77), c("C", 77, 77);
+    Kokkos::deep_copy(a, 0.5);
+    spamm::options opt;
+    opt.implementation = implementation::specialized;
+    opt.tile = 32;
+    spamm::multiply(exec, 1.0, a, a, 0.0, c, opt);
+    CHECK(hb::call_threads() == 2);
+    for (double x : nearsparse::test::to_host(c).data) CHECK(x == 77 * 0.25);
+  }
+}
+
 NEARSPARSE_SPACE_TEST_CASE("the host path groups tile products into gemms exactly",
                            "[spamm][host]") {
   // Tiles of A and B scaled by 1 (strong) or 1e-3 (weak) after a pattern, tau between the

@@ -532,6 +532,8 @@ block_sparse_report multiply(const ExecSpace& exec,
   require_nonnegative(fn, "options.tau", options.tau);
   require_nonnegative(fn, "options.drop_tolerance", options.drop_tolerance);
   detail::require_drop_rule(fn, "options.rule", options.rule);
+  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
+                                              options.implementation);
   {
     std::int64_t bad = 0;
     detail::sum_of_squares(exec, a.norms(), bad);

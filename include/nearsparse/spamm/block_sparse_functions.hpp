@@ -9,11 +9,16 @@
 // keeps the tile products with norm product >= options.tau and then removes the tiles of the
 // result below options.drop_tolerance times the result's ||.||_F (the relative drop rule); the
 // sums (2X - X^2 in sp2, T = (3I - P)/2 in inverse_sqrt and sign) apply the same relative drop
-// rule. Each report step records the product's error bound (block_sparse_report::error_bound:
-// >= ||A B - (A B)_kept||_F) and the norm of the tiles the drop rules removed (dropped_norm);
-// the report sums them (error_bound_sum, dropped_norm_sum), and the result's dropped_norm() is
-// set to that sum (scaled by sqrt(c) for inverse_sqrt, below) as the iteration's own account of
-// what it left out. With tau = 0 and drop_tolerance = 0 the iterations are exact up to rounding.
+// rule. options.implementation chooses the kernels of the products as for multiply
+// (block_sparse_multiply_options::implementation: on the host spaces the host BLAS where the
+// build has it, on CUDA its kernel; `specialized` where the space has none is refused when the
+// function starts, with nearsparse::unsupported naming the function); the sums, traces and norms
+// have one (portable) implementation. Each report step records the product's error
+// bound (block_sparse_report::error_bound: >= ||A B - (A B)_kept||_F) and the norm of the tiles
+// the drop rules removed (dropped_norm); the report sums them (error_bound_sum,
+// dropped_norm_sum), and the result's dropped_norm() is set to that sum (scaled by sqrt(c) for
+// inverse_sqrt, below) as the iteration's own account of what it left out. With tau = 0 and
+// drop_tolerance = 0 the iterations are exact up to rounding.
 //
 // Stopping. Each function has its residual, listed below, and stops when it is at most
 // options.residual_tolerance times the norm given there (converged), when it stagnates
@@ -127,7 +132,9 @@
 // allocations run on the given execution space instance; each function waits for it before
 // returning.
 
+#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
+#include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm/block_sparse.hpp>
 #include <nearsparse/spamm/block_sparse_algebra.hpp>
 #include <nearsparse/spamm/model_matrices.hpp>
@@ -154,6 +161,8 @@ struct block_sparse_function_options {
   double residual_tolerance = 1e-6;
   /// Most steps; the report says converged = false when they run out.
   int max_iterations = 100;
+  /// Which kernels run the products (see block_sparse_multiply_options::implementation).
+  nearsparse::implementation implementation = nearsparse::implementation::automatic;
 };
 
 /// One step (sp2) or one product (inverse_sqrt, sign) of an iteration.
@@ -214,13 +223,14 @@ inline void check_function_options(const char* fn, const block_sparse_function_o
 }
 
 /// The products of an iteration: filtered at options.tau, then options.drop_tolerance relative
-/// to the product's norm.
+/// to the product's norm, on the kernels options.implementation chooses.
 inline block_sparse_multiply_options function_product_options(
     const block_sparse_function_options& options) {
   block_sparse_multiply_options m;
   m.tau = options.tau;
   m.drop_tolerance = options.drop_tolerance;
   m.rule = drop_rule::relative;
+  m.implementation = options.implementation;
   return m;
 }
 
@@ -335,6 +345,8 @@ block_sparse_function_report sp2(const ExecSpace& exec,
           nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", n, "] for H of ",
                                      detail::describe(h)));
   detail::check_function_options(fn, options);
+  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
+                                              options.implementation);
   detail::check_function_input_finite(exec, fn, "H", h);
 
   block_sparse_function_report report;
@@ -458,6 +470,8 @@ block_sparse_function_report inverse_sqrt(const ExecSpace& exec,
   using matrix = block_sparse_matrix<Scalar, ExecSpace>;
   detail::check_function_operands(fn, "S", s, "Z", z_out);
   detail::check_function_options(fn, options);
+  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
+                                              options.implementation);
   detail::check_function_input_finite(exec, fn, "S", s);
   const int n = s.rows(), tile = s.tile();
   block_sparse_function_report report;
@@ -529,6 +543,8 @@ block_sparse_function_report sign(const ExecSpace& exec,
   using matrix = block_sparse_matrix<Scalar, ExecSpace>;
   detail::check_function_operands(fn, "A", a, "X", x_out);
   detail::check_function_options(fn, options);
+  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
+                                              options.implementation);
   detail::check_function_input_finite(exec, fn, "A", a);
   const int n = a.rows(), tile = a.tile();
   block_sparse_function_report report;

@@ -5,6 +5,10 @@
 
 #include <string>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #if NEARSPARSE_HAVE_OPENBLAS
 #include <cblas.h>
 
@@ -84,6 +88,51 @@ void set_threads(int threads) {
 
 int threads() {
   return openblas_get_num_threads();
+}
+
+namespace {
+// openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+constexpr int openblas_openmp = 2;
+}  // namespace
+
+bool threaded() {
+  return openblas_get_parallel() != 0;
+}
+
+int call_threads() {
+  const int parallel = openblas_get_parallel();
+  if (parallel == 0) return 1;
+#if defined(_OPENMP)
+  // The OpenMP build runs on one thread inside a parallel region and on omp_get_max_threads()
+  // threads outside (it reads the count on each call).
+  if (parallel == openblas_openmp) return omp_in_parallel() ? 1 : omp_get_max_threads();
+#endif
+  return openblas_get_num_threads();
+}
+
+thread_scope::thread_scope(int threads) {
+  threads = threads > 0 ? threads : 1;
+  const int parallel = openblas_get_parallel();
+#if defined(_OPENMP)
+  if (parallel == openblas_openmp) {
+    saved_openmp_ = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    return;
+  }
+#endif
+  // The pthreads build, or the OpenMP build seen from code compiled without OpenMP: OpenBLAS's
+  // own count (openblas_set_num_threads also sets this thread's OpenMP count in the OpenMP build).
+  if (parallel != 0) {
+    saved_blas_ = openblas_get_num_threads();
+    openblas_set_num_threads(threads);
+  }
+}
+
+thread_scope::~thread_scope() {
+#if defined(_OPENMP)
+  if (saved_openmp_ > 0) omp_set_num_threads(saved_openmp_);
+#endif
+  if (saved_blas_ > 0) openblas_set_num_threads(saved_blas_);
 }
 
 namespace {
@@ -203,6 +252,18 @@ void set_threads(int) {}
 int threads() {
   return 0;
 }
+
+bool threaded() {
+  return false;
+}
+
+int call_threads() {
+  return 0;
+}
+
+thread_scope::thread_scope(int) {}
+
+thread_scope::~thread_scope() = default;
 
 void gemm(order, op, op, int, int, int, float, const float*, int, const float*, int, float, float*,
           int) {

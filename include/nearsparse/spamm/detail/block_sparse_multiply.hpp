@@ -91,6 +91,35 @@ struct block_sparse_products {
   double* tile_bound = nullptr;
 };
 
+/// Whether the execution space has a specialized numeric phase in this build (the overloads of
+/// block_sparse_products_specialized below): this template (spaces without one) false; CUDA
+/// true; the host spaces where the build has OpenBLAS.
+template <class ExecSpace>
+bool block_sparse_specialized_available(const ExecSpace&) {
+  return false;
+}
+#ifdef KOKKOS_ENABLE_CUDA
+bool block_sparse_specialized_available(const Kokkos::Cuda& exec);
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+bool block_sparse_specialized_available(const Kokkos::OpenMP& exec);
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+bool block_sparse_specialized_available(const Kokkos::Serial& exec);
+#endif
+
+/// The implementation a block-sparse product is asked for, checked where the call starts (so an
+/// empty product refuses it too): nearsparse::invalid_argument for a value outside the
+/// enumeration, naming `argument`; nearsparse::unsupported for implementation::specialized where
+/// the space has no specialized numeric phase, naming `function` and the space.
+template <class ExecSpace>
+void require_block_sparse_implementation(const ExecSpace& exec, const char* function,
+                                         const char* argument, nearsparse::implementation choice) {
+  nearsparse::detail::require_valid(function, argument, choice);
+  nearsparse::detail::take_specialized(function, choice, block_sparse_specialized_available(exec),
+                                       ExecSpace::name());
+}
+
 /// The specialized numeric phase, where the execution space has one that `choice` takes: returns
 /// true when it ran. This template (spaces without one) returns false, or throws
 /// nearsparse::unsupported for implementation::specialized; CUDA overloads it with a kernel of
