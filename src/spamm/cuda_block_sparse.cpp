@@ -191,6 +191,7 @@ bool run_products(const Kokkos::Cuda& exec, const char* function, nearsparse::im
 bool block_sparse_specialized_available(const Kokkos::Cuda&) {
   return true;
 }
+
 bool block_sparse_products_specialized(const Kokkos::Cuda& exec, const char* function,
                                        nearsparse::implementation choice,
                                        const block_sparse_products<float>& p) {

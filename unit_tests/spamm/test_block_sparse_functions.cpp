@@ -1309,9 +1309,9 @@ NEARSPARSE_SPACE_TEST_CASE(
   }
   using nearsparse::implementation;
   const int n = implementation_n, tile = implementation_tile;
-  // Rounding differences: the iterates of the exact tests carry errors of a few u sqrt(N) (u
-  // the unit roundoff); 1e-12 relative is about 100 u sqrt(N) for N = 45 (measured: 0 on OpenMP
-  // and Serial with the CPU build's host BLAS, which sums each entry in the portable order).
+  // Rounding differences: each product of the exact tests adds errors of a few u sqrt(N) (u the
+  // unit roundoff, 1.1e-16); 1e-12 relative is about 1300 u sqrt(N) for N = 45, room for their
+  // growth over the iterations' 10 to 25 products. A wrong kernel differs at order 1.
   const double agree = 1e-12;
   SECTION("sp2") {
     const auto h = gapped_hamiltonian(seed);

@@ -290,7 +290,9 @@ NEARSPARSE_SPACE_TEST_CASE("the host path handles empty products and says when i
 }
 
 // The host path runs its tile gemms on one thread each (host_blas::thread_scope), whatever the
-// caller set, and leaves the caller's setting as it found it.
+// caller set, and leaves the caller's setting, and OpenBLAS's own count, as it found them. N = 256
+// with tiles of 64 makes merged gemms above OpenBLAS's small-product limit, so OpenBLAS consults
+// its thread count inside the product.
 NEARSPARSE_SPACE_TEST_CASE("the host path leaves the threads of BLAS calls as it found them",
                            "[spamm][host]") {
   using exec_space = TestType;
@@ -299,14 +301,18 @@ NEARSPARSE_SPACE_TEST_CASE("the host path leaves the threads of BLAS calls as it
     if (!hb::available() || !hb::threaded()) return;
     const exec_space exec;
     const hb::thread_scope two(2);
-    ref::matrix<exec_space> a("A", 77, 77), c("C", 77, 77);
+    const int blas_threads = hb::threads();
+    const int n = 256;
+    ref::matrix<exec_space> a("A", n, n), c("C", n, n);
     Kokkos::deep_copy(a, 0.5);
     spamm::options opt;
     opt.implementation = implementation::specialized;
-    opt.tile = 32;
+    opt.precision = spamm_precision::fp64;
+    opt.tile = 64;
     spamm::multiply(exec, 1.0, a, a, 0.0, c, opt);
     CHECK(hb::call_threads() == 2);
-    for (double x : nearsparse::test::to_host(c).data) CHECK(x == 77 * 0.25);
+    CHECK(hb::threads() == blas_threads);
+    for (double x : nearsparse::test::to_host(c).data) CHECK(x == n * 0.25);
   }
 }
 

@@ -132,7 +132,6 @@
 // allocations run on the given execution space instance; each function waits for it before
 // returning.
 
-#include <nearsparse/core/detail/dispatch.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/implementation.hpp>
 #include <nearsparse/spamm/block_sparse.hpp>

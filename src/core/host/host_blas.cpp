@@ -90,10 +90,12 @@ int threads() {
   return openblas_get_num_threads();
 }
 
+#if defined(_OPENMP)
 namespace {
 // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
 constexpr int openblas_openmp = 2;
 }  // namespace
+#endif
 
 bool threaded() {
   return openblas_get_parallel() != 0;
@@ -113,6 +115,11 @@ int call_threads() {
 thread_scope::thread_scope(int threads) {
   threads = threads > 0 ? threads : 1;
   const int parallel = openblas_get_parallel();
+  if (parallel == 0) return;
+  // OpenBLAS's own count is saved in every case: releases of the OpenMP build before 0.3.21 set
+  // it to the calling thread's OpenMP count inside a call (1 in this scope), and it would stay 1
+  // for every thread after the scope.
+  saved_blas_ = openblas_get_num_threads();
 #if defined(_OPENMP)
   if (parallel == openblas_openmp) {
     saved_openmp_ = omp_get_max_threads();
@@ -122,17 +129,17 @@ thread_scope::thread_scope(int threads) {
 #endif
   // The pthreads build, or the OpenMP build seen from code compiled without OpenMP: OpenBLAS's
   // own count (openblas_set_num_threads also sets this thread's OpenMP count in the OpenMP build).
-  if (parallel != 0) {
-    saved_blas_ = openblas_get_num_threads();
-    openblas_set_num_threads(threads);
-  }
+  openblas_set_num_threads(threads);
 }
 
 thread_scope::~thread_scope() {
+  // OpenBLAS's count first: in the OpenMP build setting it also sets this thread's OpenMP count,
+  // which is then put back below.
+  if (saved_blas_ > 0 && openblas_get_num_threads() != saved_blas_)
+    openblas_set_num_threads(saved_blas_);
 #if defined(_OPENMP)
   if (saved_openmp_ > 0) omp_set_num_threads(saved_openmp_);
 #endif
-  if (saved_blas_ > 0) openblas_set_num_threads(saved_blas_);
 }
 
 namespace {

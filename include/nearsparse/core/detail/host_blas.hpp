@@ -49,9 +49,12 @@ int threads();
 /// True when this OpenBLAS can run one call on several threads (its OpenMP or pthreads build).
 bool threaded();
 
-/// The number of threads a BLAS call made now by this thread would run on: 1 inside a parallel
-/// region or with a sequential OpenBLAS; with OpenBLAS's OpenMP build, this thread's OpenMP thread
-/// count (which it reads on each call); with its pthreads build, threads(). 0 without OpenBLAS.
+/// The number of threads a BLAS call made now by this thread outside parallel regions may run
+/// on: 1 with a sequential OpenBLAS; with OpenBLAS's OpenMP build, this thread's OpenMP thread
+/// count (which it reads on each call; 1 inside a parallel region), or threads() where the
+/// library was compiled without OpenMP; with its pthreads build, threads(). OpenBLAS caps it at
+/// the thread count it was built for, and runs small products (up to about 64^3 multiply-adds)
+/// on one thread whatever the count. 0 without OpenBLAS.
 int call_threads();
 
 /// While it lives, BLAS and LAPACK calls made by the thread that created it outside parallel
@@ -60,14 +63,16 @@ int call_threads();
 /// The host specializations hold one of 1 thread around their tile kernels: their calls are one
 /// per tile or block of tiles, sized for one core. Inside a Kokkos::OpenMP parallel region the
 /// OpenMP build of OpenBLAS runs on the calling thread anyway, but on Kokkos::Serial (or an
-/// OpenMP space of one thread, whose kernels run outside an active parallel region) it would
-/// start its own threads, as many as OMP_NUM_THREADS or the cores, for every tile; its pthreads
-/// build would do so even inside parallel regions.
+/// OpenMP space of one thread, whose kernels run outside an active parallel region) every call
+/// above OpenBLAS's small-product limit (the merged SpAMM gemms, TLR's products, tiles of 128)
+/// would start its own threads, as many as OMP_NUM_THREADS or the cores; its pthreads build
+/// would do so even inside parallel regions.
 ///
 /// With the OpenMP build the setting is this thread's OpenMP thread count (the nthreads ICV, which
 /// OpenBLAS reads on each call, so other threads are not affected); with the pthreads build it is
-/// OpenBLAS's process-wide count. Create and destroy it on one thread; nested scopes end in the
-/// reverse order of their creation. Does nothing without OpenBLAS.
+/// OpenBLAS's process-wide count, so with that build scopes must not be held on several threads
+/// at once. Create and destroy it on one thread; nested scopes end in the reverse order of their
+/// creation. Does nothing without OpenBLAS.
 class thread_scope {
  public:
   explicit thread_scope(int threads);
@@ -76,8 +81,9 @@ class thread_scope {
   thread_scope& operator=(const thread_scope&) = delete;
 
  private:
-  int saved_openmp_ = 0;  // this thread's OpenMP thread count before the scope, or 0
-  int saved_blas_ = 0;    // OpenBLAS's own thread count before the scope, or 0
+  // Unused in builds without OpenBLAS or without OpenMP.
+  [[maybe_unused]] int saved_openmp_ = 0;  // this thread's OpenMP thread count before, or 0
+  [[maybe_unused]] int saved_blas_ = 0;    // OpenBLAS's own thread count before, or 0
 };
 
 /// take_specialized (core/detail/dispatch.hpp) for a host path that runs on this BLAS: available
