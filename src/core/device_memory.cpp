@@ -1,10 +1,13 @@
-// The bound of the device-allocation cache (core/detail/view_cache.hpp).
+// The bound of the device-allocation cache (core/detail/view_cache.hpp), and the check of a large
+// allocation against the free device memory (core/detail/free_memory.hpp).
 #include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/detail/free_memory.hpp>
 #include <nearsparse/core/device_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -76,6 +79,22 @@ namespace detail {
 std::size_t view_cache_limit() {
   return device_cache_limit();
 }
+}  // namespace detail
+
+namespace detail {
+
+void require_fits(const char* function, const char* argument, const std::string& what,
+                  std::size_t bytes, std::size_t free, const std::string& hint) {
+  if (free == 0 || bytes <= free) return;
+  const auto gib = [](std::size_t b) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", double(b) / double(std::size_t(1) << 30));
+    return std::string(text);
+  };
+  throw runtime_error(std::string(function) + ": '" + argument + "' " + what + ": " + gib(bytes) +
+                      " GiB, but the device has " + gib(free) + " GiB free" + hint);
+}
+
 }  // namespace detail
 
 }  // namespace nearsparse

@@ -500,7 +500,11 @@ crs_matrix<Scalar, ExecSpace> to_crs(const ExecSpace& exec,
 /// (see the top of this header). C must be C.rows() = A.rows(), C.cols() = B.cols() with the
 /// operands' tile (a zero matrix from the (exec, rows, cols, tile) constructor when beta == 0).
 /// C may be A or B. C keeps its old arrays when an argument is refused or the result is not
-/// finite.
+/// finite. Where C before its drop rule (every tile with a product kept at tau) would need more
+/// than the device's free memory, the symbolic phase refuses the product with
+/// nearsparse::runtime_error giving its tiles and bytes, and so does the drop rule for the
+/// compacted copy it makes beside it (CUDA device memory; on the host spaces an allocation that
+/// does not fit fails in Kokkos).
 template <class Scalar, class ExecSpace>
 block_sparse_report multiply(const ExecSpace& exec,
                              typename block_sparse_matrix<Scalar, ExecSpace>::scalar_type alpha,

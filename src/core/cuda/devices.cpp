@@ -1,5 +1,6 @@
 // CUDA device enumeration; compiled only into builds with the CUDA backend.
 #include <nearsparse/core/configuration.hpp>
+#include <nearsparse/core/detail/free_memory.hpp>
 #include <nearsparse/core/errors.hpp>
 
 #include "check.hpp"
@@ -54,5 +55,22 @@ std::string missing_device_reason() {
       "(scripts/build.sh --backend openmp).";
   return text;
 }
+
+namespace detail {
+
+std::size_t free_memory_bytes(const Kokkos::Cuda& exec) {
+  constexpr const char* fn = "nearsparse::detail::free_memory_bytes";
+  int previous = 0;
+  cuda::check(cudaGetDevice(&previous), fn, "cudaGetDevice");
+  const int device = exec.cuda_device();
+  if (device != previous) cuda::check(cudaSetDevice(device), fn, "cudaSetDevice");
+  std::size_t free = 0, total = 0;
+  const cudaError_t status = cudaMemGetInfo(&free, &total);
+  if (device != previous) cudaSetDevice(previous);
+  cuda::check(status, fn, "cudaMemGetInfo");
+  return free;
+}
+
+}  // namespace detail
 
 }  // namespace nearsparse

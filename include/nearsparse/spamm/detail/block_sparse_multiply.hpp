@@ -4,6 +4,7 @@
 // (src/spamm/cuda_block_sparse.cpp, src/spamm/host_block_sparse.cpp).
 
 #include <nearsparse/core/detail/dispatch.hpp>
+#include <nearsparse/core/detail/free_memory.hpp>
 #include <nearsparse/core/detail/team_reduce.hpp>
 #include <nearsparse/core/errors.hpp>
 #include <nearsparse/core/implementation.hpp>
@@ -445,10 +446,21 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
       exec, "nearsparse::spamm::block_sparse::multiply_dropped_scan", drop_counts, d_row_map, mt);
   // The tiles of C and those whose products were all dropped are counted with int below.
   constexpr std::int64_t int_max = 2147483647;
-  nearsparse::require(n_c <= int_max && n_d <= int_max, "nearsparse::spamm::multiply", "C",
+  nearsparse::require(n_c <= int_max && n_d <= int_max, function, "C",
                       nearsparse::detail::concat("would have ", n_c, " tiles and ", n_d,
                                                  " tiles whose products were all dropped; at most ",
                                                  int_max, " of each are supported"));
+  // C before its drop rule, with its indices, norms and error bounds: refused here, with its
+  // sizes, where the device cannot hold it (the drop rule then keeps a compacted copy).
+  const std::size_t c_bytes =
+      std::size_t(n_c) * (std::size_t(tt) * sizeof(Scalar) + sizeof(int) + 2 * sizeof(double)) +
+      std::size_t(n_d) * sizeof(int);
+  nearsparse::detail::require_fits<MemorySpace>(
+      exec, function, "C",
+      nearsparse::detail::concat("(", m_rows, " x ", n_cols, ", tile ", tile, ") would hold ", n_c,
+                                 " tiles before its drop rule (A has ", a.cols_idx.extent(0),
+                                 " tiles, B ", b.cols_idx.extent(0), "), with indices and norms"),
+      c_bytes, "; raise tau (the drop tolerance applies only once this C is formed)");
   auto c_cols = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
                                                std::size_t(n_c));
   auto d_cols = bs_alloc_raw<int, MemorySpace>(
@@ -548,8 +560,8 @@ product_counts multiply_impl(const ExecSpace& exec, Scalar alpha,
   }
   const double norm_sq = sum_of_squares(exec, c_new.norms, out.non_finite);
   if (out.non_finite > 0) return out;
-  out.dropped_sq =
-      compact(exec, c_new, drop_threshold(tolerance, relative, norm_sq), out.tiles_dropped);
+  out.dropped_sq = compact(exec, c_new, drop_threshold(tolerance, relative, norm_sq),
+                           out.tiles_dropped, function);
   return out;
 }
 

@@ -8,7 +8,9 @@
 // int64), tile column indices cols (ascending within a tile row), values (tile x tile per kept
 // tile, row-major, zero-padded at the edges) and one Frobenius norm per kept tile (double).
 
+#include <nearsparse/core/detail/free_memory.hpp>
 #include <nearsparse/core/detail/team_reduce.hpp>
+#include <nearsparse/core/errors.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -296,10 +298,11 @@ struct compact_values_kernel {
 
 /// The drop rule: removes the stored tiles of m whose norm is 0 or below `threshold` (a tile is
 /// kept when norm > 0 and norm >= threshold). Returns the sum of the squared norms of the tiles
-/// dropped; `dropped` receives their count.
+/// dropped; `dropped` receives their count. With `function`, the compacted copy, made beside m,
+/// is first checked against the free device memory (require_fits, naming `function` and 'C').
 template <class ExecSpace, class Scalar, class MemorySpace>
 double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m, double threshold,
-               std::int64_t& dropped) {
+               std::int64_t& dropped, const char* function = nullptr) {
   const int n = static_cast<int>(m.cols_idx.extent(0));
   dropped = 0;
   if (n == 0) return 0.0;
@@ -321,6 +324,15 @@ double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m
                           dropped_squares_kernel<MemorySpace>{norms, threshold}, dropped_sq);
   const int tile_rows = m.tile_rows();
   const std::int64_t tt = std::int64_t(m.tile) * m.tile;
+  if (function)
+    nearsparse::detail::require_fits<MemorySpace>(
+        exec, function, "C",
+        nearsparse::detail::concat("(", m.rows, " x ", m.cols, ", tile ", m.tile, ") keeps ", kept,
+                                   " of its ", n,
+                                   " tiles after its drop rule; their compacted "
+                                   "copy beside them, with indices and norms,"),
+        std::size_t(kept) * (std::size_t(tt) * sizeof(Scalar) + sizeof(int) + sizeof(double)),
+        "; raise tau or the drop tolerance");
   auto new_row_map = bs_alloc_raw<std::int64_t, MemorySpace>(
       exec, "nearsparse::spamm::block_sparse::row_map", std::size_t(tile_rows) + 1);
   auto new_cols = bs_alloc_raw<int, MemorySpace>(exec, "nearsparse::spamm::block_sparse::cols",
