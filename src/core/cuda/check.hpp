@@ -28,4 +28,20 @@ void check_allocation(cudaError_t status, const char* function, const char* what
 /// error so the next call is not confused by it).
 void check_launch(const char* function, const char* kernel);
 
+/// Makes `device` current for the lifetime of the guard and restores the previous one; a failed
+/// cudaGetDevice or cudaSetDevice throws as check() does, naming `function`.
+class device_guard {
+ public:
+  device_guard(int device, const char* function) {
+    check(cudaGetDevice(&previous_), function, "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), function, "cudaSetDevice");
+  }
+  ~device_guard() { cudaSetDevice(previous_); }
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 }  // namespace nearsparse::detail::cuda

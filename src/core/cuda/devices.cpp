@@ -60,14 +60,9 @@ namespace detail {
 
 std::size_t free_memory_bytes(const Kokkos::Cuda& exec) {
   constexpr const char* fn = "nearsparse::detail::free_memory_bytes";
-  int previous = 0;
-  cuda::check(cudaGetDevice(&previous), fn, "cudaGetDevice");
-  const int device = exec.cuda_device();
-  if (device != previous) cuda::check(cudaSetDevice(device), fn, "cudaSetDevice");
+  const cuda::device_guard on_device(exec.cuda_device(), fn);
   std::size_t free = 0, total = 0;
-  const cudaError_t status = cudaMemGetInfo(&free, &total);
-  if (device != previous) cudaSetDevice(previous);
-  cuda::check(status, fn, "cudaMemGetInfo");
+  cuda::check(cudaMemGetInfo(&free, &total), fn, "cudaMemGetInfo");
   return free;
 }
 

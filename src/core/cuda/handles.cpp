@@ -9,21 +9,6 @@
 namespace nearsparse::detail::cuda {
 namespace {
 
-/// Makes `device` current for the lifetime of the guard and restores the previous one.
-class device_guard {
- public:
-  device_guard(int device, const char* function) {
-    check(cudaGetDevice(&previous_), function, "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), function, "cudaSetDevice");
-  }
-  ~device_guard() { cudaSetDevice(previous_); }
-  device_guard(const device_guard&) = delete;
-  device_guard& operator=(const device_guard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 /// What a library needs to make, bind and destroy its handle, and the names its errors give.
 template <class Handle, class Status>
 struct library {
