@@ -11,6 +11,7 @@
 #include <nearsparse/spamm/block_sparse_functions.hpp>
 #include <nearsparse/spamm/decay_matrices.hpp>
 #include <nearsparse/spamm/distributed.hpp>
+#include <nearsparse/spamm/distributed_block_sparse.hpp>
 #include <nearsparse/spamm/error.hpp>
 #include <nearsparse/spamm/matrix_functions.hpp>
 #include <nearsparse/spamm/model_matrices.hpp>

@@ -305,14 +305,15 @@ struct newton_schulz_watch {
   }
 };
 
-template <class Scalar, class ExecSpace>
-void record_product(block_sparse_function_report& report, const block_sparse_report& product,
-                    const block_sparse_matrix<Scalar, ExecSpace>& result, double trace_value,
-                    int iteration, const char* name, double residual) {
+/// Appends a product's step to the report: its counts, the stored tiles of its result, their
+/// trace, and the residual of the step.
+inline void record_product(block_sparse_function_report& report, const block_sparse_report& product,
+                           std::int64_t tiles, double trace_value, int iteration, const char* name,
+                           double residual) {
   block_sparse_function_step step;
   step.iteration = iteration;
   step.step = name;
-  step.tiles = result.kept_tiles();
+  step.tiles = tiles;
   step.kept_products = product.kept_products;
   step.candidate_products = product.candidate_products;
   step.error_bound = product.error_bound;
@@ -324,38 +325,55 @@ void record_product(block_sparse_function_report& report, const block_sparse_rep
   report.steps.push_back(step);
 }
 
+/// The block-sparse operations of the matrix functions' iterations on one process's whole
+/// matrices. The iterations (sp2_iteration, inverse_sqrt_iteration, sign_iteration) are written
+/// once over such an object; the MPI driver (spamm/distributed_block_sparse.hpp) gives the same
+/// operations on row blocks, with traces and norms over all processes.
+template <class Scalar, class ExecSpace>
+struct whole_matrices {
+  using scalar = Scalar;
+  using matrix = block_sparse_matrix<Scalar, ExecSpace>;
+  ExecSpace exec;
+
+  /// The zero matrix and the identity of like's extents and tile.
+  matrix zero(const matrix& like) { return matrix(exec, like.rows(), like.cols(), like.tile()); }
+  matrix identity(const matrix& like) {
+    return spamm::identity<Scalar>(exec, like.rows(), like.tile());
+  }
+  /// c = a * b.
+  block_sparse_report multiply(const matrix& a, const matrix& b, matrix& c,
+                               const block_sparse_multiply_options& o) {
+    return spamm::multiply(exec, Scalar(1), a, b, Scalar(0), c, o);
+  }
+  /// c = alpha * a + beta * b.
+  block_sparse_add_report add(Scalar alpha, const matrix& a, Scalar beta, const matrix& b,
+                              matrix& c, const block_sparse_add_options& o) {
+    return spamm::add(exec, alpha, a, beta, b, c, o);
+  }
+  double trace(const matrix& m) { return spamm::trace(exec, m); }
+  std::int64_t tiles(const matrix& m) { return m.kept_tiles(); }
+  double frobenius_norm(const matrix& m) { return spamm::frobenius_norm(exec, m); }
+  spectral_bounds bounds(const matrix& m) { return gershgorin_bounds(exec, m); }
+  void fence() { exec.fence(); }
+};
+
 }  // namespace detail
 
-/// The density matrix of the real symmetric block-sparse H with `occupied` occupied states
-/// (0 <= occupied <= N) by trace-correcting SP2 (see the top of this header). D must have H's
-/// extents and tile (a zero matrix from the (exec, rows, cols, tile) constructor); it receives
-/// new arrays, and keeps its old ones when an argument is refused. H is assumed symmetric (not
-/// checked: only its stored tiles are read).
-template <class Scalar, class ExecSpace>
-block_sparse_function_report sp2(const ExecSpace& exec,
-                                 const block_sparse_matrix<Scalar, ExecSpace>& h,
-                                 std::int64_t occupied, block_sparse_matrix<Scalar, ExecSpace>& d,
-                                 const block_sparse_function_options& options = {}) {
-  constexpr const char* fn = "nearsparse::spamm::sp2";
-  using matrix = block_sparse_matrix<Scalar, ExecSpace>;
-  detail::check_function_operands(fn, "H", h, "D", d);
-  const int n = h.rows();
-  require(occupied >= 0 && occupied <= std::int64_t(n), fn, "occupied",
-          nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", n, "] for H of ",
-                                     detail::describe(h)));
-  detail::check_function_options(fn, options);
-  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
-                                              options.implementation);
-  detail::check_function_input_finite(exec, fn, "H", h);
+namespace detail {
 
+/// sp2 from its checked arguments (H not empty) over the operations `ops` (whole_matrices, or
+/// the row blocks of the MPI driver): the bounds, the shortcuts for occupied 0 and N, the
+/// iteration, D.
+template <class Ops>
+block_sparse_function_report sp2_iteration(Ops& ops, const typename Ops::matrix& h,
+                                           std::int64_t occupied, typename Ops::matrix& d,
+                                           const block_sparse_function_options& options,
+                                           const char* fn) {
+  using matrix = typename Ops::matrix;
+  using Scalar = typename Ops::scalar;
+  const int n = h.cols();
   block_sparse_function_report report;
-  if (n == 0) {
-    matrix empty(exec, 0, 0, h.tile());
-    d.assign(empty.parts(), fn, "D");
-    report.converged = true;
-    return report;
-  }
-  report.bounds = gershgorin_bounds(exec, h);
+  report.bounds = ops.bounds(h);
   const double e_min = report.bounds.lower, e_max = report.bounds.upper;
   const double width = e_max - e_min;
   require(width > 0 || occupied == 0 || occupied == std::int64_t(n), fn, "H",
@@ -366,8 +384,7 @@ block_sparse_function_report sp2(const ExecSpace& exec,
                                      occupied, " of ", n, " occupied states exists"));
   if (occupied == 0 || occupied == std::int64_t(n)) {
     // D = 0 or D = I exactly.
-    matrix exact =
-        occupied == 0 ? matrix(exec, n, n, h.tile()) : identity<Scalar>(exec, n, h.tile());
+    matrix exact = occupied == 0 ? ops.zero(h) : ops.identity(h);
     d.assign(exact.parts(), fn, "D");
     report.converged = true;
     report.trace = double(occupied);
@@ -383,19 +400,19 @@ block_sparse_function_report sp2(const ExecSpace& exec,
   // X0 = (e_max I - H) / (e_max - e_min).
   matrix x;
   {
-    const matrix id = identity<Scalar>(exec, n, h.tile());
-    add(exec, Scalar(e_max / width), id, Scalar(-1.0 / width), h, x, exact_add);
+    const matrix id = ops.identity(h);
+    ops.add(Scalar(e_max / width), id, Scalar(-1.0 / width), h, x, exact_add);
   }
-  double tr_x = trace(exec, x);
-  matrix x2(exec, n, n, h.tile());
+  double tr_x = ops.trace(x);
+  matrix x2 = ops.zero(h);
   matrix diff;
   double history[2] = {-1.0, -1.0};  // residuals of the two steps before
   bool filtered_before = false;      // the step before lay within its filtering
   for (int k = 0; k < options.max_iterations; ++k) {
-    const block_sparse_report product = multiply(exec, Scalar(1), x, x, Scalar(0), x2, mopt);
-    const double tr_x2 = trace(exec, x2);
-    add(exec, Scalar(1), x2, Scalar(-1), x, diff, exact_add);
-    const double residual = frobenius_norm(exec, diff);
+    const block_sparse_report product = ops.multiply(x, x, x2, mopt);
+    const double tr_x2 = ops.trace(x2);
+    ops.add(Scalar(1), x2, Scalar(-1), x, diff, exact_add);
+    const double residual = ops.frobenius_norm(diff);
     block_sparse_function_step step;
     step.iteration = k;
     step.square = std::abs(tr_x2 - occ) <= std::abs(2.0 * tr_x - tr_x2 - occ);
@@ -408,12 +425,12 @@ block_sparse_function_report sp2(const ExecSpace& exec,
     if (step.square) {
       x = x2;
     } else {
-      const block_sparse_add_report r = add(exec, Scalar(2), x, Scalar(-1), x2, x, aopt);
+      const block_sparse_add_report r = ops.add(Scalar(2), x, Scalar(-1), x2, x, aopt);
       step.dropped_norm += r.dropped_norm;
     }
-    tr_x = step.square ? tr_x2 : trace(exec, x);
+    tr_x = step.square ? tr_x2 : ops.trace(x);
     step.trace = tr_x;
-    step.tiles = x.kept_tiles();
+    step.tiles = ops.tiles(x);
     report.error_bound_sum += step.error_bound;
     report.dropped_norm_sum += step.dropped_norm;
     report.steps.push_back(step);
@@ -451,9 +468,108 @@ block_sparse_function_report sp2(const ExecSpace& exec,
   auto parts = x.parts();
   parts.dropped_norm = report.error_bound_sum + report.dropped_norm_sum;
   d.assign(parts, fn, "D");
-  exec.fence();
+  ops.fence();
   return report;
 }
+
+}  // namespace detail
+
+/// The density matrix of the real symmetric block-sparse H with `occupied` occupied states
+/// (0 <= occupied <= N) by trace-correcting SP2 (see the top of this header). D must have H's
+/// extents and tile (a zero matrix from the (exec, rows, cols, tile) constructor); it receives
+/// new arrays, and keeps its old ones when an argument is refused. H is assumed symmetric (not
+/// checked: only its stored tiles are read).
+template <class Scalar, class ExecSpace>
+block_sparse_function_report sp2(const ExecSpace& exec,
+                                 const block_sparse_matrix<Scalar, ExecSpace>& h,
+                                 std::int64_t occupied, block_sparse_matrix<Scalar, ExecSpace>& d,
+                                 const block_sparse_function_options& options = {}) {
+  constexpr const char* fn = "nearsparse::spamm::sp2";
+  using matrix = block_sparse_matrix<Scalar, ExecSpace>;
+  detail::check_function_operands(fn, "H", h, "D", d);
+  const int n = h.rows();
+  require(occupied >= 0 && occupied <= std::int64_t(n), fn, "occupied",
+          nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", n, "] for H of ",
+                                     detail::describe(h)));
+  detail::check_function_options(fn, options);
+  detail::require_block_sparse_implementation(exec, fn, "options.implementation",
+                                              options.implementation);
+  detail::check_function_input_finite(exec, fn, "H", h);
+
+  if (n == 0) {
+    matrix empty(exec, 0, 0, h.tile());
+    d.assign(empty.parts(), fn, "D");
+    block_sparse_function_report report;
+    report.converged = true;
+    return report;
+  }
+  detail::whole_matrices<Scalar, ExecSpace> ops{exec};
+  return detail::sp2_iteration(ops, h, occupied, d, options, fn);
+}
+
+namespace detail {
+
+/// inverse_sqrt from its checked arguments (S not empty) over the operations `ops` (whole_matrices,
+/// or the row blocks of the MPI driver).
+template <class Ops>
+block_sparse_function_report inverse_sqrt_iteration(Ops& ops, const typename Ops::matrix& s,
+                                                    typename Ops::matrix& z_out,
+                                                    const block_sparse_function_options& options,
+                                                    const char* fn) {
+  using matrix = typename Ops::matrix;
+  using Scalar = typename Ops::scalar;
+  const int n = s.cols();
+  block_sparse_function_report report;
+  report.bounds = ops.bounds(s);
+  require(report.bounds.upper > 0, fn, "S",
+          nearsparse::detail::concat("(", detail::describe(s), ") has the Gershgorin upper bound ",
+                                     report.bounds.upper, "; it is not positive definite"));
+  const double c = 1.0 / report.bounds.upper;
+  const block_sparse_multiply_options mopt = detail::function_product_options(options);
+  const block_sparse_add_options aopt = detail::function_sum_options(options);
+  block_sparse_add_options exact_add;  // the residual and the scalings: no drop
+
+  const matrix id = ops.identity(s);
+  matrix y, z = id, t, diff;
+  ops.add(Scalar(c), s, Scalar(0), s, y, exact_add);  // Y0 = c S
+  matrix p = ops.zero(s), next = ops.zero(s);
+  detail::newton_schulz_watch watch;
+  watch.sqrt_n = std::sqrt(double(n));
+  double filtered = 0.0;  // filtering of the products since the last residual
+  for (int k = 0; k < options.max_iterations; ++k) {
+    const block_sparse_report zy = ops.multiply(z, y, p, mopt);
+    ops.add(Scalar(1), id, Scalar(-1), p, diff, exact_add);
+    const double residual = ops.frobenius_norm(diff);
+    detail::record_product(report, zy, ops.tiles(p), ops.trace(p), k, "zy", residual);
+    filtered += zy.error_bound + zy.dropped_norm;
+    if (watch.ends(report, k, residual, filtered, options.residual_tolerance)) break;
+    // T = (3I - Z Y) / 2, Y <- Y T, Z <- T Z.
+    const block_sparse_add_report made_t = ops.add(Scalar(1.5), id, Scalar(-0.5), p, t, aopt);
+    report.steps.back().dropped_norm += made_t.dropped_norm;
+    report.dropped_norm_sum += made_t.dropped_norm;
+    const block_sparse_report yt = ops.multiply(y, t, next, mopt);
+    detail::record_product(report, yt, ops.tiles(next), ops.trace(next), k, "yt", residual);
+    std::swap(y, next);
+    const block_sparse_report tz = ops.multiply(t, z, next, mopt);
+    detail::record_product(report, tz, ops.tiles(next), ops.trace(next), k, "tz", residual);
+    std::swap(z, next);
+    filtered =
+        made_t.dropped_norm + yt.error_bound + yt.dropped_norm + tz.error_bound + tz.dropped_norm;
+  }
+  // Z = sqrt(c) Z_k; its dropped norm: what the steps' filtering left out, in the units of the
+  // result (see the top of this header for how it reaches the error).
+  const double root_c = std::sqrt(c);
+  matrix result;
+  ops.add(Scalar(root_c), z, Scalar(0), z, result, exact_add);
+  report.trace = ops.trace(result);
+  auto parts = result.parts();
+  parts.dropped_norm = root_c * (report.error_bound_sum + report.dropped_norm_sum);
+  z_out.assign(parts, fn, "Z");
+  ops.fence();
+  return report;
+}
+
+}  // namespace detail
 
 /// The inverse square root S^(-1/2) of the symmetric positive definite block-sparse S by coupled
 /// Newton-Schulz (see the top of this header). Z must have S's extents and tile; it receives new
@@ -473,61 +589,69 @@ block_sparse_function_report inverse_sqrt(const ExecSpace& exec,
                                               options.implementation);
   detail::check_function_input_finite(exec, fn, "S", s);
   const int n = s.rows(), tile = s.tile();
-  block_sparse_function_report report;
   if (n == 0) {
+    block_sparse_function_report report;
     matrix empty(exec, 0, 0, tile);
     z_out.assign(empty.parts(), fn, "Z");
     report.converged = true;
     return report;
   }
-  report.bounds = gershgorin_bounds(exec, s);
-  require(report.bounds.upper > 0, fn, "S",
-          nearsparse::detail::concat("(", detail::describe(s), ") has the Gershgorin upper bound ",
-                                     report.bounds.upper, "; it is not positive definite"));
-  const double c = 1.0 / report.bounds.upper;
+  detail::whole_matrices<Scalar, ExecSpace> ops{exec};
+  return detail::inverse_sqrt_iteration(ops, s, z_out, options, fn);
+}
+
+namespace detail {
+
+/// sign from its checked arguments (A not empty) over the operations `ops` (whole_matrices, or
+/// the row blocks of the MPI driver).
+template <class Ops>
+block_sparse_function_report sign_iteration(Ops& ops, const typename Ops::matrix& a,
+                                            typename Ops::matrix& x_out,
+                                            const block_sparse_function_options& options,
+                                            const char* fn) {
+  using matrix = typename Ops::matrix;
+  using Scalar = typename Ops::scalar;
+  const int n = a.cols();
+  block_sparse_function_report report;
+  report.bounds = ops.bounds(a);
+  double bound = std::max(std::abs(report.bounds.lower), std::abs(report.bounds.upper));
+  if (!(bound > 0)) bound = 1.0;  // A = 0: sign(0) is undefined; the iteration ends unconverged
   const block_sparse_multiply_options mopt = detail::function_product_options(options);
   const block_sparse_add_options aopt = detail::function_sum_options(options);
-  block_sparse_add_options exact_add;  // the residual and the scalings: no drop
+  block_sparse_add_options exact_add;  // the residual and the scaling: no drop
 
-  const matrix id = identity<Scalar>(exec, n, tile);
-  matrix y, z = id, t, diff;
-  add(exec, Scalar(c), s, Scalar(0), s, y, exact_add);  // Y0 = c S
-  matrix p(exec, n, n, tile), next(exec, n, n, tile);
+  const matrix id = ops.identity(a);
+  matrix x, t, diff;
+  ops.add(Scalar(1.0 / bound), a, Scalar(0), a, x, exact_add);  // X0 = A / b
+  matrix x2 = ops.zero(a), next = ops.zero(a);
   detail::newton_schulz_watch watch;
   watch.sqrt_n = std::sqrt(double(n));
   double filtered = 0.0;  // filtering of the products since the last residual
   for (int k = 0; k < options.max_iterations; ++k) {
-    const block_sparse_report zy = multiply(exec, Scalar(1), z, y, Scalar(0), p, mopt);
-    add(exec, Scalar(1), id, Scalar(-1), p, diff, exact_add);
-    const double residual = frobenius_norm(exec, diff);
-    detail::record_product(report, zy, p, trace(exec, p), k, "zy", residual);
-    filtered += zy.error_bound + zy.dropped_norm;
+    const block_sparse_report sq = ops.multiply(x, x, x2, mopt);
+    ops.add(Scalar(1), x2, Scalar(-1), id, diff, exact_add);
+    const double residual = ops.frobenius_norm(diff);
+    detail::record_product(report, sq, ops.tiles(x2), ops.trace(x2), k, "x^2", residual);
+    filtered += sq.error_bound + sq.dropped_norm;
     if (watch.ends(report, k, residual, filtered, options.residual_tolerance)) break;
-    // T = (3I - Z Y) / 2, Y <- Y T, Z <- T Z.
-    const block_sparse_add_report made_t = add(exec, Scalar(1.5), id, Scalar(-0.5), p, t, aopt);
+    // T = (3I - X^2) / 2, X <- X T.
+    const block_sparse_add_report made_t = ops.add(Scalar(1.5), id, Scalar(-0.5), x2, t, aopt);
     report.steps.back().dropped_norm += made_t.dropped_norm;
     report.dropped_norm_sum += made_t.dropped_norm;
-    const block_sparse_report yt = multiply(exec, Scalar(1), y, t, Scalar(0), next, mopt);
-    detail::record_product(report, yt, next, trace(exec, next), k, "yt", residual);
-    std::swap(y, next);
-    const block_sparse_report tz = multiply(exec, Scalar(1), t, z, Scalar(0), next, mopt);
-    detail::record_product(report, tz, next, trace(exec, next), k, "tz", residual);
-    std::swap(z, next);
-    filtered =
-        made_t.dropped_norm + yt.error_bound + yt.dropped_norm + tz.error_bound + tz.dropped_norm;
+    const block_sparse_report xt = ops.multiply(x, t, next, mopt);
+    detail::record_product(report, xt, ops.tiles(next), ops.trace(next), k, "xt", residual);
+    std::swap(x, next);
+    filtered = made_t.dropped_norm + xt.error_bound + xt.dropped_norm;
   }
-  // Z = sqrt(c) Z_k; its dropped norm: what the steps' filtering left out, in the units of the
-  // result (see the top of this header for how it reaches the error).
-  const double root_c = std::sqrt(c);
-  matrix result;
-  add(exec, Scalar(root_c), z, Scalar(0), z, result, exact_add);
-  report.trace = trace(exec, result);
-  auto parts = result.parts();
-  parts.dropped_norm = root_c * (report.error_bound_sum + report.dropped_norm_sum);
-  z_out.assign(parts, fn, "Z");
-  exec.fence();
+  report.trace = ops.trace(x);
+  auto parts = x.parts();
+  parts.dropped_norm = report.error_bound_sum + report.dropped_norm_sum;
+  x_out.assign(parts, fn, "X");
+  ops.fence();
   return report;
 }
+
+}  // namespace detail
 
 /// The sign function sign(A) of the real symmetric block-sparse A without an eigenvalue at 0 by
 /// Newton-Schulz (see the top of this header). X must have A's extents and tile; it receives new
@@ -546,49 +670,15 @@ block_sparse_function_report sign(const ExecSpace& exec,
                                               options.implementation);
   detail::check_function_input_finite(exec, fn, "A", a);
   const int n = a.rows(), tile = a.tile();
-  block_sparse_function_report report;
   if (n == 0) {
+    block_sparse_function_report report;
     matrix empty(exec, 0, 0, tile);
     x_out.assign(empty.parts(), fn, "X");
     report.converged = true;
     return report;
   }
-  report.bounds = gershgorin_bounds(exec, a);
-  double bound = std::max(std::abs(report.bounds.lower), std::abs(report.bounds.upper));
-  if (!(bound > 0)) bound = 1.0;  // A = 0: sign(0) is undefined; the iteration ends unconverged
-  const block_sparse_multiply_options mopt = detail::function_product_options(options);
-  const block_sparse_add_options aopt = detail::function_sum_options(options);
-  block_sparse_add_options exact_add;  // the residual and the scaling: no drop
-
-  const matrix id = identity<Scalar>(exec, n, tile);
-  matrix x, t, diff;
-  add(exec, Scalar(1.0 / bound), a, Scalar(0), a, x, exact_add);  // X0 = A / b
-  matrix x2(exec, n, n, tile), next(exec, n, n, tile);
-  detail::newton_schulz_watch watch;
-  watch.sqrt_n = std::sqrt(double(n));
-  double filtered = 0.0;  // filtering of the products since the last residual
-  for (int k = 0; k < options.max_iterations; ++k) {
-    const block_sparse_report sq = multiply(exec, Scalar(1), x, x, Scalar(0), x2, mopt);
-    add(exec, Scalar(1), x2, Scalar(-1), id, diff, exact_add);
-    const double residual = frobenius_norm(exec, diff);
-    detail::record_product(report, sq, x2, trace(exec, x2), k, "x^2", residual);
-    filtered += sq.error_bound + sq.dropped_norm;
-    if (watch.ends(report, k, residual, filtered, options.residual_tolerance)) break;
-    // T = (3I - X^2) / 2, X <- X T.
-    const block_sparse_add_report made_t = add(exec, Scalar(1.5), id, Scalar(-0.5), x2, t, aopt);
-    report.steps.back().dropped_norm += made_t.dropped_norm;
-    report.dropped_norm_sum += made_t.dropped_norm;
-    const block_sparse_report xt = multiply(exec, Scalar(1), x, t, Scalar(0), next, mopt);
-    detail::record_product(report, xt, next, trace(exec, next), k, "xt", residual);
-    std::swap(x, next);
-    filtered = made_t.dropped_norm + xt.error_bound + xt.dropped_norm;
-  }
-  report.trace = trace(exec, x);
-  auto parts = x.parts();
-  parts.dropped_norm = report.error_bound_sum + report.dropped_norm_sum;
-  x_out.assign(parts, fn, "X");
-  exec.fence();
-  return report;
+  detail::whole_matrices<Scalar, ExecSpace> ops{exec};
+  return detail::sign_iteration(ops, a, x_out, options, fn);
 }
 
 }  // namespace nearsparse::spamm

@@ -173,18 +173,19 @@ add_counts add_impl(const ExecSpace& exec, Scalar alpha,
 }
 
 /// Entry i of the identity's row map (i for i <= mt) and, for tile row i < mt, its one diagonal
-/// tile: column index i and norm sqrt(number of its diagonal entries inside the n x n matrix).
+/// tile: column index col0 + i and norm sqrt(number of its diagonal entries inside the n rows).
 template <class MemorySpace>
 struct identity_structure_kernel {
   int mt, n, tile;
   Kokkos::View<std::int64_t*, MemorySpace> row_map;
   Kokkos::View<int*, MemorySpace> cols;
   Kokkos::View<double*, MemorySpace> norms;
+  int col0 = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
     row_map(i) = i;
     if (i < mt) {
-      cols(i) = i;
+      cols(i) = col0 + i;
       const int inside = (i + 1) * tile <= n ? tile : n - i * tile;
       norms(i) = ::sqrt(static_cast<double>(inside));
     }
@@ -205,9 +206,11 @@ struct identity_values_kernel {
   }
 };
 
-/// The n x n identity in tiles of `tile` into m (rows, cols and tile set by the caller).
+/// The n x n identity in tiles of `tile` into m (rows, cols and tile set by the caller); with
+/// col0 > 0, rows [col0 * tile, col0 * tile + m.rows) of a larger identity (m.rows x m.cols).
 template <class ExecSpace, class Scalar, class MemorySpace>
-void identity_impl(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m) {
+void identity_impl(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m,
+                   int col0 = 0) {
   const int mt = m.tile_rows(), n = m.rows, tile = m.tile;
   const std::int64_t tt = std::int64_t(tile) * tile;
   m.row_map = bs_alloc_raw<std::int64_t, MemorySpace>(
@@ -218,9 +221,9 @@ void identity_impl(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace
   const auto cols = m.cols_idx;
   const auto norms = m.norms;
   const auto values = m.values;
-  Kokkos::parallel_for("nearsparse::spamm::identity_structure",
-                       Kokkos::RangePolicy<ExecSpace>(exec, 0, mt + 1),
-                       identity_structure_kernel<MemorySpace>{mt, n, tile, row_map, cols, norms});
+  Kokkos::parallel_for(
+      "nearsparse::spamm::identity_structure", Kokkos::RangePolicy<ExecSpace>(exec, 0, mt + 1),
+      identity_structure_kernel<MemorySpace>{mt, n, tile, row_map, cols, norms, col0});
   if (mt > 0) {
     Kokkos::parallel_for("nearsparse::spamm::identity_values",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(
@@ -230,7 +233,9 @@ void identity_impl(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace
   exec.fence();
 }
 
-/// Diagonal entry i of the square matrix, from its stored diagonal tile (none: 0), added to s.
+/// Diagonal entry i of the square matrix, from its stored diagonal tile (none: 0), added to s;
+/// with col0 > 0, of rows starting at tile row col0 of a larger matrix (its diagonal tile of
+/// tile row ti at tile column col0 + ti).
 template <class Scalar, class MemorySpace>
 struct trace_kernel {
   int tile;
@@ -238,17 +243,20 @@ struct trace_kernel {
   Kokkos::View<std::int64_t*, MemorySpace> row_map;
   Kokkos::View<int*, MemorySpace> cols;
   Kokkos::View<Scalar*, MemorySpace> values;
+  int col0 = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
     const int ti = i / tile, r = i % tile;
-    const std::int64_t p = find_tile(cols, row_map(ti), row_map(ti + 1), ti);
+    const std::int64_t p = find_tile(cols, row_map(ti), row_map(ti + 1), col0 + ti);
     if (p >= 0) s += static_cast<double>(values(p * tt + r * tile + r));
   }
 };
 
-/// Sum of the diagonal entries of the stored diagonal tiles of the square m (waits).
+/// Sum of the diagonal entries of the stored diagonal tiles of the square m (waits); with
+/// col0 > 0, of m's rows as rows col0 * tile on of a larger matrix.
 template <class ExecSpace, class Scalar, class MemorySpace>
-double trace_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, MemorySpace>& m) {
+double trace_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, MemorySpace>& m,
+                  int col0 = 0) {
   const int n = m.rows, tile = m.tile;
   const std::int64_t tt = std::int64_t(tile) * tile;
   double sum = 0.0;
@@ -257,18 +265,20 @@ double trace_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, Memory
   const auto cols = m.cols_idx;
   const auto values = m.values;
   Kokkos::parallel_reduce("nearsparse::spamm::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-                          trace_kernel<Scalar, MemorySpace>{tile, tt, row_map, cols, values}, sum);
+                          trace_kernel<Scalar, MemorySpace>{tile, tt, row_map, cols, values, col0},
+                          sum);
   exec.fence();
   return sum;
 }
 
 /// Row i of the square m: its diagonal entry and the sum of the magnitudes of its other entries,
-/// over the stored tiles of its tile row. Columns past the matrix hold zeros in edge tiles, so
-/// summing the whole tile row is exact.
+/// over the stored tiles of its tile row (row0 + i of a larger matrix whose rows from row0 on m
+/// holds). Columns past the matrix hold zeros in edge tiles, so summing the whole tile row is
+/// exact.
 template <class RowMap, class Cols, class Values>
 KOKKOS_INLINE_FUNCTION void gershgorin_row(const RowMap& row_map, const Cols& cols,
-                                           const Values& values, int tile, int i, double& diag,
-                                           double& off) {
+                                           const Values& values, int tile, int i, int row0,
+                                           double& diag, double& off) {
   const std::int64_t tt = std::int64_t(tile) * tile;
   const int ti = i / tile, r = i % tile;
   diag = 0.0;
@@ -278,7 +288,7 @@ KOKKOS_INLINE_FUNCTION void gershgorin_row(const RowMap& row_map, const Cols& co
     const int base = cols(p) * tile;
     for (int c = 0; c < tile; ++c) {
       const double v = static_cast<double>(row[c]);
-      if (base + c == i) {
+      if (base + c == row0 + i) {
         diag = v;
       } else {
         off += v < 0 ? -v : v;
@@ -294,10 +304,11 @@ struct gershgorin_lower_kernel {
   Kokkos::View<std::int64_t*, MemorySpace> row_map;
   Kokkos::View<int*, MemorySpace> cols;
   Kokkos::View<Scalar*, MemorySpace> values;
+  int row0 = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
     double diag = 0.0, off = 0.0;
-    gershgorin_row(row_map, cols, values, tile, i, diag, off);
+    gershgorin_row(row_map, cols, values, tile, i, row0, diag, off);
     if (diag - off < s) s = diag - off;
   }
 };
@@ -309,32 +320,34 @@ struct gershgorin_upper_kernel {
   Kokkos::View<std::int64_t*, MemorySpace> row_map;
   Kokkos::View<int*, MemorySpace> cols;
   Kokkos::View<Scalar*, MemorySpace> values;
+  int row0 = 0;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, double& s) const {
     double diag = 0.0, off = 0.0;
-    gershgorin_row(row_map, cols, values, tile, i, diag, off);
+    gershgorin_row(row_map, cols, values, tile, i, row0, diag, off);
     if (diag + off > s) s = diag + off;
   }
 };
 
 /// Gershgorin bounds of the square m: the smallest a_ii - sum_(j != i) |a_ij| and the largest
-/// a_ii + sum_(j != i) |a_ij| over the rows, from the stored tiles (waits). n > 0.
+/// a_ii + sum_(j != i) |a_ij| over the rows, from the stored tiles (waits). n > 0. With row0 > 0,
+/// over m's rows as rows row0 on of a larger matrix.
 template <class ExecSpace, class Scalar, class MemorySpace>
 void gershgorin_impl(const ExecSpace& exec, const block_sparse_parts<Scalar, MemorySpace>& m,
-                     double& lower, double& upper) {
+                     double& lower, double& upper, int row0 = 0) {
   const int n = m.rows, tile = m.tile;
   const auto row_map = m.row_map;
   const auto cols = m.cols_idx;
   const auto values = m.values;
   double lo = 0.0, hi = 0.0;
-  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_lower",
-                          Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-                          gershgorin_lower_kernel<Scalar, MemorySpace>{tile, row_map, cols, values},
-                          Kokkos::Min<double>(lo));
-  Kokkos::parallel_reduce("nearsparse::spamm::gershgorin_upper",
-                          Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
-                          gershgorin_upper_kernel<Scalar, MemorySpace>{tile, row_map, cols, values},
-                          Kokkos::Max<double>(hi));
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::gershgorin_lower", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      gershgorin_lower_kernel<Scalar, MemorySpace>{tile, row_map, cols, values, row0},
+      Kokkos::Min<double>(lo));
+  Kokkos::parallel_reduce(
+      "nearsparse::spamm::gershgorin_upper", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      gershgorin_upper_kernel<Scalar, MemorySpace>{tile, row_map, cols, values, row0},
+      Kokkos::Max<double>(hi));
   exec.fence();
   lower = lo;
   upper = hi;
