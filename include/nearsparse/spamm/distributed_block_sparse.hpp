@@ -31,12 +31,14 @@
 // same products in the same order). The drop rule of the options runs afterwards on every
 // process with one threshold: relative to the Frobenius norm of the whole C.
 //
-// Memory. A process holds the tile rows of B it needs (its own included) with all their tiles'
-// arrays; tiles whose values did not travel hold zeros and are never read (no kept product
-// uses them). The index arrays (column index, norm, position: 20 bytes per tile) travel by MPI
-// on the host; the values device to device (NCCL) or staged through the host
+// Memory. A process holds a copy of its own rows of B (made on the device) and, of the other
+// processes' rows of B, those it needs with all their tiles' arrays; tiles whose values did not
+// travel hold zeros and are never read (no kept product uses them). The index arrays of the
+// tiles that travel (column index and norm, 12 bytes per tile, and 8 per tile whose values
+// follow) go by MPI on the host; the values device to device (NCCL) or staged through the host
 // (distributed_block_sparse_options::transport), once per call: no pattern is kept between
-// calls, so every call is a whole call on new operands.
+// calls, so every call is a whole call on new operands. The host work per call is O(tile rows
+// of B + the tiles of B's rows other processes need + the tiles of A_p).
 //
 // Matrix functions. sp2(world, exec, H_p, occupied, D_p, opts), inverse_sqrt(world, exec, S_p,
 // Z_p, opts) and sign(world, exec, A_p, X_p, opts) run the single-process iterations (written
@@ -75,6 +77,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -474,9 +477,9 @@ class block_sparse_communicator {
                       fn, "MPI_Alltoallv");
       }
 
-      // 2. For each process r, the tiles of my rows of B it needs (indexed: every tile of a row k
-      //    where A_r stores a tile in column k) and, by their place in that list, those whose
-      //    values travel.
+      // 2. For each other process r, the tiles of my rows of B it needs (indexed: every tile of
+      //    a row k where A_r stores a tile in column k) and, by their place in that list, those
+      //    whose values travel. This process's own rows stay on the device, whole.
       const bool filter = options_.kept_tiles_only && options.tau > 0;
       const auto b_row_map = detail::host_copy(exec, b_p.row_map());
       const auto b_cols = detail::host_copy(exec, b_p.column_indices());
@@ -484,6 +487,7 @@ class block_sparse_communicator {
       std::vector<std::vector<std::int64_t>> indexed(P), sent(P), row_counts(P);
       for (std::size_t r = 0; r < P; ++r) {
         row_counts[r].assign(std::size_t(my_kts), 0);
+        if (int(r) == me) continue;
         for (int l = 0; l < my_kts; ++l) {
           const double am = want[r * std::size_t(my_kts) + std::size_t(l)];
           if (am < 0) continue;
@@ -497,9 +501,9 @@ class block_sparse_communicator {
         }
       }
 
-      // 3. The indices by MPI on the host. To process r: its row counts over my rows of B, the
-      //    column index and norm of each indexed tile, the positions of the tiles whose values
-      //    follow.
+      // 3. The indices by MPI on the host. To each other process r: its row counts over my rows
+      //    of B, the column index and norm of each indexed tile, the positions of the tiles
+      //    whose values follow.
       std::vector<std::int64_t> counts_out(2 * P), counts_in(2 * P);
       for (std::size_t r = 0; r < P; ++r) {
         counts_out[2 * r] = std::int64_t(indexed[r].size());
@@ -513,6 +517,9 @@ class block_sparse_communicator {
       std::int64_t total_in = 0;
       for (std::size_t r = 0; r < P; ++r) {
         const std::size_t start = index_out.size();
+        sdp[r] = int(start);
+        rdp[r] = int(total_in);
+        if (int(r) == me) continue;  // so[r] = ro[r] = 0
         std::vector<int> c(indexed[r].size());
         std::vector<double> nm(indexed[r].size());
         for (std::size_t t = 0; t < indexed[r].size(); ++t) {
@@ -526,9 +533,7 @@ class block_sparse_communicator {
         const std::int64_t in = std::int64_t(rows_of(r)) * std::int64_t(sizeof(std::int64_t)) +
                                 counts_in[2 * r] * std::int64_t(sizeof(int) + sizeof(double)) +
                                 counts_in[2 * r + 1] * std::int64_t(sizeof(std::int64_t));
-        sdp[r] = int(start);
         so[r] = int(index_out.size() - start);
-        rdp[r] = int(total_in);
         ro[r] = int(in);
         total_in += in;
         require(index_out.size() < std::size_t(2147483647) && total_in < 2147483647, fn, "B",
@@ -539,13 +544,24 @@ class block_sparse_communicator {
                                   index_in.data(), ro.data(), rdp.data(), MPI_BYTE, comm_),
                     fn, "MPI_Alltoallv");
 
-      // 4. The rows of B this process needs, as one K x N block-sparse matrix in owner order.
+      // 4. The rows of B this process needs, as one K x N block-sparse matrix in owner order:
+      //    the other processes' parts from their messages (host), this process's rows whole
+      //    from B_p (device to device).
       std::vector<std::int64_t> row_map(std::size_t(kt) + 1, 0);
-      std::vector<int> cols;
+      std::vector<int> cols;  // the other processes' parts
       std::vector<double> norms;
       std::vector<std::int64_t> seg(P + 1, 0);              // first tile of each owner's part
       std::vector<std::vector<std::int64_t>> positions(P);  // of the tiles whose values travel
+      const std::size_t mine = std::size_t(me);
+      const std::int64_t n_own = b_row_map[std::size_t(my_kts)];
       for (std::size_t s = 0; s < P; ++s) {
+        if (s == mine) {
+          for (int l = 0; l < my_kts; ++l)
+            row_map[std::size_t(kt_edge[s] + l) + 1] =
+                b_row_map[std::size_t(l) + 1] - b_row_map[std::size_t(l)];
+          seg[s + 1] = seg[s] + n_own;
+          continue;
+        }
         std::size_t at = std::size_t(rdp[s]);
         const std::int64_t n_idx = counts_in[2 * s], n_val = counts_in[2 * s + 1];
         std::vector<std::int64_t> rc(std::size_t(rows_of(s)));
@@ -561,19 +577,18 @@ class block_sparse_communicator {
         detail::read_bytes(index_in, at, positions[s].data(), std::size_t(n_val));
         seg[s + 1] = seg[s] + n_idx;
         for (auto& x : positions[s]) x += seg[s];
-        if (int(s) != me) {
-          report.tiles_received += n_val;
-          report.tiles_indexed_only += n_idx - n_val;
-          report.bytes_received += ro[s] + n_val * tt * std::int64_t(sizeof(Scalar));
-          report.bytes_of_whole_rows += n_idx * tt * std::int64_t(sizeof(Scalar));
-        }
+        report.tiles_received += n_val;
+        report.tiles_indexed_only += n_idx - n_val;
+        report.bytes_received += ro[s] + n_val * tt * std::int64_t(sizeof(Scalar));
+        report.bytes_of_whole_rows += n_idx * tt * std::int64_t(sizeof(Scalar));
       }
       for (int i = 0; i < kt; ++i) row_map[std::size_t(i) + 1] += row_map[std::size_t(i)];
       const std::int64_t n_b = seg[P];
+      const std::int64_t own0 = seg[mine], own1 = seg[mine + 1];  // my rows' tiles in B
 
       std::int64_t n_send = 0, n_recv = 0;
       for (std::size_t r = 0; r < P; ++r) {
-        if (int(r) == me) continue;
+        if (r == mine) continue;
         n_send += std::int64_t(sent[r].size());
         n_recv += counts_in[2 * r + 1];
       }
@@ -587,22 +602,38 @@ class block_sparse_communicator {
             "; use more processes or a larger tau");
         b.row_map = detail::device_copy<memory_space>(
             exec, "nearsparse::spamm::block_sparse::row_map", row_map);
-        b.cols_idx =
-            detail::device_copy<memory_space>(exec, "nearsparse::spamm::block_sparse::cols", cols);
-        b.norms = detail::device_copy<memory_space>(exec, "nearsparse::spamm::block_sparse::norms",
-                                                    norms);
-        // Zeros where values do not travel: no kept product reads them.
-        b.values = detail::bs_alloc<Scalar, memory_space>(
-            exec, "nearsparse::spamm::block_sparse::values", std::size_t(n_b * tt));
+        detail::allocate_tiles(exec, b, n_b);
       });
       {
-        std::vector<std::int64_t> src, dst;
-        // My own rows: every tile indexed for me, from B_p.
-        for (std::size_t t = 0; t < indexed[std::size_t(me)].size(); ++t) {
-          src.push_back(indexed[std::size_t(me)][t]);
-          dst.push_back(seg[std::size_t(me)] + std::int64_t(t));
-        }
-        detail::move_listed_tiles(exec, b_p.values(), b.values, src, dst, tt);
+        // Index and norm: the parts before and after mine from the host, mine from B_p.
+        using range = std::pair<std::size_t, std::size_t>;
+        const range before{0, std::size_t(own0)};
+        const range own{std::size_t(own0), std::size_t(own1)};
+        const range after{std::size_t(own1), std::size_t(n_b)};
+        const std::size_t after_host = std::size_t(own0);  // where `after` starts in cols/norms
+        auto from_host = [&](const auto& device, const auto* host, const range& r) {
+          using value = typename std::decay_t<decltype(device)>::non_const_value_type;
+          if (r.second == r.first) return;
+          Kokkos::View<const value*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+              host, r.second - r.first);
+          Kokkos::deep_copy(exec, Kokkos::subview(device, r), h);
+        };
+        from_host(b.cols_idx, cols.data(), before);
+        from_host(b.norms, norms.data(), before);
+        from_host(b.cols_idx, cols.data() + after_host, after);
+        from_host(b.norms, norms.data() + after_host, after);
+        Kokkos::deep_copy(exec, Kokkos::subview(b.cols_idx, own), b_p.column_indices());
+        Kokkos::deep_copy(exec, Kokkos::subview(b.norms, own), b_p.norms());
+        // Values: mine from B_p; the others' zero until the values that travel land (no kept
+        // product reads the rest).
+        const std::size_t t = std::size_t(tt);
+        Kokkos::deep_copy(exec, Kokkos::subview(b.values, range(own.first * t, own.second * t)),
+                          b_p.values());
+        Kokkos::deep_copy(
+            exec, Kokkos::subview(b.values, range(before.first * t, before.second * t)), Scalar(0));
+        Kokkos::deep_copy(exec, Kokkos::subview(b.values, range(after.first * t, after.second * t)),
+                          Scalar(0));
+        exec.fence();  // the host arrays are read
       }
       {
         using values_view = Kokkos::View<Scalar*, memory_space>;
@@ -618,7 +649,7 @@ class block_sparse_communicator {
         std::vector<nd::peer_transfer> moves;
         std::int64_t s_at = 0, r_at = 0;
         for (std::size_t r = 0; r < P; ++r) {
-          if (int(r) == me) continue;
+          if (r == mine) continue;
           nd::peer_transfer m;
           m.peer = int(r);
           m.send = send.data() + s_at * tt;
