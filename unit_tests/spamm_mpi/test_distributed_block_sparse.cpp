@@ -564,8 +564,6 @@ NEARSPARSE_SPACE_TEST_CASE("distributed block-sparse multiply sends B's values o
         CHECK(sum_over_processes(kept.tiles_indexed_only) > 0);
         CHECK(sum_over_processes(kept.bytes_received) < sum_over_processes(whole.bytes_received));
       }
-      CHECK(kept.exchange_seconds >= 0);
-      CHECK(kept.product_seconds >= 0);
     }
   }
 }

@@ -84,8 +84,12 @@ void check_same_iteration(const spamm::block_sparse_function_report& got,
     CHECK(got.steps[s].trace == Approx(want.steps[s].trace).epsilon(rel).margin(rel));
     CHECK(got.steps[s].error_bound ==
           Approx(want.steps[s].error_bound).epsilon(rel).margin(1e-300));
+    CHECK(got.steps[s].dropped_norm ==
+          Approx(want.steps[s].dropped_norm).epsilon(rel).margin(1e-300));
   }
   CHECK(got.trace == Approx(want.trace).epsilon(rel).margin(rel));
+  CHECK(got.error_bound_sum == Approx(want.error_bound_sum).epsilon(rel).margin(1e-300));
+  CHECK(got.dropped_norm_sum == Approx(want.dropped_norm_sum).epsilon(rel).margin(1e-300));
   CHECK(got.bounds.lower == Approx(want.bounds.lower).epsilon(1e-14));
   CHECK(got.bounds.upper == Approx(want.bounds.upper).epsilon(1e-14));
 }
@@ -113,6 +117,8 @@ void compare(const Exec& exec, const spamm::block_sparse_matrix<T, Exec>& whole,
   spamm::block_sparse_matrix<T, Exec> out_p(exec, r1 - r0, whole.cols(), whole.tile());
   const auto got = distributed(in_p, out_p);
   check_same_iteration(got, want, tol);
+  // The result's account of what the filtering left out, on every process.
+  CHECK(out_p.dropped_norm() == Approx(out.dropped_norm()).epsilon(tol).margin(1e-300));
   CHECK(largest_difference(exec, out_p, spamm::row_block(exec, out, r0, r1)) <= tol);
 }
 
@@ -265,6 +271,24 @@ NEARSPARSE_SPACE_TEST_CASE("distributed block-sparse sp2, sign and inverse_sqrt 
     const spamm::block_sparse_matrix<double, exec_t> bad(
         h_p.rows(), h_p.cols(), tile, h_p.row_map(), h_p.column_indices(), v, nm);
     CHECK_THROWS(spamm::sp2(world, exec, bad, n / 2, d_p));
+  }
+  SECTION("occupied or an option that differs between the processes") {
+    if (world_size() > 1) {
+      CHECK_THROWS_WITH(spamm::sp2(world, exec, h_p, n / 2 + (last ? 1 : 0), d_p),
+                        Contains("'occupied'") && Contains("differs between the processes"));
+      spamm::block_sparse_function_options opt;
+      opt.tau = last ? 1e-6 : 1e-7;
+      CHECK_THROWS_WITH(spamm::sign(world, exec, h_p, d_p, opt),
+                        Contains("'options.tau'") && Contains("differs between the processes"));
+      spamm::block_sparse_multiply_options mopt;
+      mopt.drop_tolerance = last ? 1e-3 : 0.0;
+      spamm::block_sparse_matrix<double, exec_t> c_p(exec, r1 - r0, n, tile);
+      CHECK_THROWS_WITH(
+          world.multiply(exec, 1.0, h_p, h_p, 0.0, c_p, mopt),
+          Contains("'options.drop_tolerance'") && Contains("differs between the processes"));
+      // Nothing is left pending: a good call works afterwards.
+      CHECK(spamm::sp2(world, exec, h_p, n / 2, d_p).converged);
+    }
   }
   SECTION("bad options") {
     spamm::block_sparse_function_options opt;

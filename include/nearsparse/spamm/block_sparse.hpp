@@ -332,6 +332,24 @@ inline void require_non_finite_free(const char* fn, const char* argument, std::i
                                      bad, " tiles"));
 }
 
+/// The operands of C = alpha * A * B + beta * C hold finite values (C only when beta != 0):
+/// nearsparse::invalid_argument naming `fn` and the first that does not.
+template <class Scalar, class ExecSpace>
+void require_product_operands_finite(const ExecSpace& exec, const char* fn,
+                                     const block_sparse_matrix<Scalar, ExecSpace>& a,
+                                     const block_sparse_matrix<Scalar, ExecSpace>& b, bool with_c,
+                                     const block_sparse_matrix<Scalar, ExecSpace>& c) {
+  std::int64_t bad = 0;
+  sum_of_squares(exec, a.norms(), bad);
+  require_non_finite_free(fn, "A", bad, describe(a));
+  sum_of_squares(exec, b.norms(), bad);
+  require_non_finite_free(fn, "B", bad, describe(b));
+  if (with_c) {
+    sum_of_squares(exec, c.norms(), bad);
+    require_non_finite_free(fn, "C", bad, describe(c));
+  }
+}
+
 }  // namespace detail
 
 /// The block-sparse form of the dense rank-2 View `a` (LayoutLeft, LayoutRight or strided,
@@ -538,17 +556,7 @@ block_sparse_report multiply(const ExecSpace& exec,
   detail::require_drop_rule(fn, "options.rule", options.rule);
   detail::require_block_sparse_implementation(exec, fn, "options.implementation",
                                               options.implementation);
-  {
-    std::int64_t bad = 0;
-    detail::sum_of_squares(exec, a.norms(), bad);
-    detail::require_non_finite_free(fn, "A", bad, detail::describe(a));
-    detail::sum_of_squares(exec, b.norms(), bad);
-    detail::require_non_finite_free(fn, "B", bad, detail::describe(b));
-    if (beta != Scalar(0)) {
-      detail::sum_of_squares(exec, c.norms(), bad);
-      detail::require_non_finite_free(fn, "C", bad, detail::describe(c));
-    }
-  }
+  detail::require_product_operands_finite(exec, fn, a, b, beta != Scalar(0), c);
   typename block_sparse_matrix<Scalar, ExecSpace>::parts_type result;
   result.rows = c.rows();
   result.cols = c.cols();

@@ -357,10 +357,6 @@ struct whole_matrices {
   void fence() { exec.fence(); }
 };
 
-}  // namespace detail
-
-namespace detail {
-
 /// sp2 from its checked arguments (H not empty) over the operations `ops` (whole_matrices, or
 /// the row blocks of the MPI driver): the bounds, the shortcuts for occupied 0 and N, the
 /// iteration, D.

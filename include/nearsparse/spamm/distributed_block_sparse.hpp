@@ -29,16 +29,19 @@
 // with the rows of B it received: the kept products, the candidates and the error bound of its
 // tiles of C are those one process would find for the whole product, and so are the values (the
 // same products in the same order). The drop rule of the options runs afterwards on every
-// process with one threshold: relative to the Frobenius norm of the whole C.
+// process with one threshold: relative to the Frobenius norm of the whole C, summed over the
+// processes (so a tile within rounding of the threshold may fall either way, and the report's
+// error bound and dropped norm, sums over the processes, agree with one process's to rounding).
 //
-// Memory. A process holds a copy of its own rows of B (made on the device) and, of the other
-// processes' rows of B, those it needs with all their tiles' arrays; tiles whose values did not
-// travel hold zeros and are never read (no kept product uses them). The index arrays of the
-// tiles that travel (column index and norm, 12 bytes per tile, and 8 per tile whose values
-// follow) go by MPI on the host; the values device to device (NCCL) or staged through the host
+// Memory. With more than one process, a process holds a copy of its own rows of B (made on the
+// device) and, of the other processes' rows of B, those it needs with all their tiles' arrays;
+// tiles whose values did not travel hold zeros and are never read (no kept product uses them).
+// A process alone multiplies with B_p itself. The index arrays (8 bytes per tile row of B asked
+// for, column index and norm, 12 bytes per tile, and 8 per tile whose values follow) go by MPI on
+// the host; the values device to device (NCCL) or staged through the host
 // (distributed_block_sparse_options::transport), once per call: no pattern is kept between
-// calls, so every call is a whole call on new operands. The host work per call is O(tile rows
-// of B + the tiles of B's rows other processes need + the tiles of A_p).
+// calls, so every call is a whole call on new operands. The host work per call is O(tile rows of
+// B + tiles of A_p + tiles of B_p), the indices and norms of A_p and B_p being read on the host.
 //
 // Matrix functions. sp2(world, exec, H_p, occupied, D_p, opts), inverse_sqrt(world, exec, S_p,
 // Z_p, opts) and sign(world, exec, A_p, X_p, opts) run the single-process iterations (written
@@ -48,9 +51,12 @@
 // process) is the one iteration's. The input's rows must form a square matrix.
 //
 // Errors. Arguments are checked on every process and a problem on one is raised on all (the
-// process named), before any data moves; a failure of the product on one process (a non-finite
-// result, C beyond the free device memory) is raised on every process too. Every function of
-// this header is collective over the communicator.
+// failing process rethrows its own exception, the others nearsparse::runtime_error naming it),
+// before any data moves; so are the options and scalars that must agree (tau, drop rule,
+// implementation, alpha, beta; for the matrix functions their options and `occupied`), and a
+// failure of the product on one process (a non-finite result, a device that cannot hold C).
+// The communicator's constructor, multiply and the matrix functions are collective over the
+// communicator; row_block is local, block_sparse_rows reads only the communicator's size and rank.
 
 #include <nearsparse/config.hpp>
 
@@ -185,6 +191,20 @@ void collectively(MPI_Comm comm, const char* fn, F&& f) {
     failure = std::current_exception();
   }
   collective_rethrow(comm, failure, fn);
+}
+
+/// Raises the same nearsparse::invalid_argument on every process, naming `argument`, unless
+/// `value` is the same on all of them (the options of a collective call must agree).
+inline void require_same_everywhere(MPI_Comm comm, const char* fn, const char* argument,
+                                    double value) {
+  double range[2] = {value, -value};
+  nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_DOUBLE, MPI_MAX, comm),
+                                fn, "MPI_Allreduce");
+  if (range[0] != -range[1])
+    nearsparse::detail::throw_invalid_argument(
+        fn, argument,
+        nearsparse::detail::concat("differs between the processes (from ", -range[1], " to ",
+                                   range[0], "); every process must pass the same value"));
 }
 
 /// The drop rule on a matrix distributed by rows: removes the tiles of this process's part m
@@ -355,27 +375,35 @@ class block_sparse_communicator {
   using execution_space = ExecSpace;
   using memory_space = typename ExecSpace::memory_space;
 
+  /// `exec` names the execution space the products will run on (its instance is passed to each
+  /// call). The communicator is duplicated: the exchanges never meet the caller's messages.
   block_sparse_communicator(MPI_Comm comm, const ExecSpace& exec,
                             const distributed_block_sparse_options& options = {})
-      : comm_(comm), options_(options) {
+      : options_(options) {
     (void)exec;
+    detail::require_same_everywhere(comm, fn_, "options.transport", double(options.transport));
+    detail::require_same_everywhere(comm, fn_, "options.kept_tiles_only",
+                                    options.kept_tiles_only ? 1.0 : 0.0);
     detail::collectively(comm, fn_, [&] {
       nearsparse::detail::resolve_transport<ExecSpace>(options.transport, fn_);
     });
+    comm_ = std::make_shared<own_comm>();
+    nearsparse::detail::mpi_check(MPI_Comm_dup(comm, &comm_->comm), fn_, "MPI_Comm_dup");
     channel_ = std::make_shared<nearsparse::detail::broadcast_channel<ExecSpace>>(
-        comm, options.transport, fn_);
+        comm_->comm, options.transport, fn_);
   }
 
-  MPI_Comm comm() const { return comm_; }
-  int size() const { return nearsparse::detail::mpi_size(comm_); }
-  int rank() const { return nearsparse::detail::mpi_rank(comm_); }
+  /// The communicator's own duplicate of the one it was built with.
+  MPI_Comm comm() const { return comm_->comm; }
+  int size() const { return nearsparse::detail::mpi_size(comm()); }
+  int rank() const { return nearsparse::detail::mpi_rank(comm()); }
   /// How the values travel (automatic resolved).
   gpu_transport transport() const { return channel_->kind(); }
   const distributed_block_sparse_options& options() const { return options_; }
 
   /// This process's rows of a matrix of `rows` rows split evenly in whole tiles.
   std::pair<int, int> rows(int rows, int tile) const {
-    return block_sparse_rows(comm_, rows, tile);
+    return block_sparse_rows(comm(), rows, tile);
   }
 
   /// C_p = alpha * A_p * B + beta * C_p: A_p and C_p this process's rows of A and C, b_p its rows
@@ -398,7 +426,7 @@ class block_sparse_communicator {
     const std::size_t P = std::size_t(np);
 
     // Arguments, checked on every process and raised on all before anything moves.
-    detail::collectively(comm_, fn, [&] {
+    detail::collectively(comm(), fn, [&] {
       a_p.check_structure(fn, "A");
       b_p.check_structure(fn, "B");
       c_p.check_structure(fn, "C");
@@ -416,12 +444,25 @@ class block_sparse_communicator {
       detail::require_drop_rule(fn, "options.rule", options.rule);
       detail::require_block_sparse_implementation(exec, fn, "options.implementation",
                                                   options.implementation);
+      const std::int64_t stored =
+          detail::read_back(exec, b_p.row_map(), std::size_t(b_p.tile_rows()));
+      require(stored == b_p.kept_tiles(), fn, "B",
+              nd::concat("(", detail::describe(b_p), ") has a row_map ending at ", stored, " for ",
+                         b_p.kept_tiles(), " stored tiles"));
     });
+    // The options and scalars agree on every process (tau filters at the owners of B).
+    detail::require_same_everywhere(comm(), fn, "options.tau", options.tau);
+    detail::require_same_everywhere(comm(), fn, "options.drop_tolerance", options.drop_tolerance);
+    detail::require_same_everywhere(comm(), fn, "options.rule", double(options.rule));
+    detail::require_same_everywhere(comm(), fn, "options.implementation",
+                                    double(options.implementation));
+    detail::require_same_everywhere(comm(), fn, "alpha", double(alpha));
+    detail::require_same_everywhere(comm(), fn, "beta", double(beta));
     // The blocks must tile the whole matrices in rank order.
     const int tile = a_p.tile();
-    detail::row_block_starts(comm_, fn, "A", a_p.rows(), a_p.cols(), tile);
+    detail::row_block_starts(comm(), fn, "A", a_p.rows(), a_p.cols(), tile);
     const std::vector<long long> b_start =
-        detail::row_block_starts(comm_, fn, "B", b_p.rows(), b_p.cols(), tile);
+        detail::row_block_starts(comm(), fn, "B", b_p.rows(), b_p.cols(), tile);
     if (b_start[P] != a_p.cols())  // the same on every process
       nd::throw_invalid_argument(
           fn, "B",
@@ -436,16 +477,8 @@ class block_sparse_communicator {
     auto rows_of = [&](std::size_t p) { return kt_edge[p + 1] - kt_edge[p]; };
 
     // The operands are finite on every process.
-    detail::collectively(comm_, fn, [&] {
-      std::int64_t bad = 0;
-      detail::sum_of_squares(exec, a_p.norms(), bad);
-      detail::require_non_finite_free(fn, "A", bad, detail::describe(a_p));
-      detail::sum_of_squares(exec, b_p.norms(), bad);
-      detail::require_non_finite_free(fn, "B", bad, detail::describe(b_p));
-      if (beta != Scalar(0)) {
-        detail::sum_of_squares(exec, c_p.norms(), bad);
-        detail::require_non_finite_free(fn, "C", bad, detail::describe(c_p));
-      }
+    detail::collectively(comm(), fn, [&] {
+      detail::require_product_operands_finite(exec, fn, a_p, b_p, beta != Scalar(0), c_p);
     });
 
     // B as this process's product reads it: B_p itself when one process holds all of B (nothing
@@ -473,7 +506,7 @@ class block_sparse_communicator {
           rc[p] = my_kts;
         }
         nd::mpi_check(MPI_Alltoallv(a_max.data(), sc.data(), sdp.data(), MPI_DOUBLE, want.data(),
-                                    rc.data(), rdp.data(), MPI_DOUBLE, comm_),
+                                    rc.data(), rdp.data(), MPI_DOUBLE, comm()),
                       fn, "MPI_Alltoallv");
       }
 
@@ -510,7 +543,7 @@ class block_sparse_communicator {
         counts_out[2 * r + 1] = std::int64_t(sent[r].size());
       }
       nd::mpi_check(
-          MPI_Alltoall(counts_out.data(), 2, MPI_INT64_T, counts_in.data(), 2, MPI_INT64_T, comm_),
+          MPI_Alltoall(counts_out.data(), 2, MPI_INT64_T, counts_in.data(), 2, MPI_INT64_T, comm()),
           fn, "MPI_Alltoall");
       std::vector<char> index_out, index_in;
       std::vector<int> so(P), sdp(P), ro(P), rdp(P);
@@ -533,15 +566,20 @@ class block_sparse_communicator {
         const std::int64_t in = std::int64_t(rows_of(r)) * std::int64_t(sizeof(std::int64_t)) +
                                 counts_in[2 * r] * std::int64_t(sizeof(int) + sizeof(double)) +
                                 counts_in[2 * r + 1] * std::int64_t(sizeof(std::int64_t));
-        so[r] = int(index_out.size() - start);
-        ro[r] = int(in);
+        so[r] = int(std::min<std::size_t>(index_out.size() - start, 2147483647));
+        ro[r] = int(std::min<std::int64_t>(in, 2147483647));
         total_in += in;
-        require(index_out.size() < std::size_t(2147483647) && total_in < 2147483647, fn, "B",
-                "needs more than 2 GiB of tile indices on one process");
       }
+      // MPI counts are int: the indices of one call must stay below 2 GiB per process.
+      detail::collectively(comm(), fn, [&] {
+        require(index_out.size() < std::size_t(2147483647) && total_in < 2147483647, fn, "B",
+                nd::concat("needs ", index_out.size(), " bytes of tile indices sent and ", total_in,
+                           " received on this process, beyond the 2 GiB one call moves; use "
+                           "more processes"));
+      });
       index_in.resize(std::size_t(total_in));
       nd::mpi_check(MPI_Alltoallv(index_out.data(), so.data(), sdp.data(), MPI_BYTE,
-                                  index_in.data(), ro.data(), rdp.data(), MPI_BYTE, comm_),
+                                  index_in.data(), ro.data(), rdp.data(), MPI_BYTE, comm()),
                     fn, "MPI_Alltoallv");
 
       // 4. The rows of B this process needs, as one K x N block-sparse matrix in owner order:
@@ -592,11 +630,11 @@ class block_sparse_communicator {
         n_send += std::int64_t(sent[r].size());
         n_recv += counts_in[2 * r + 1];
       }
-      detail::collectively(comm_, fn, [&] {
+      detail::collectively(comm(), fn, [&] {
         nd::require_fits<memory_space>(
             exec, fn, "B",
-            nd::concat("(the ", n_b, " tiles of the rows this process's A reads, with ", n_send,
-                       " tiles to send and ", n_recv, " to receive)"),
+            nd::concat("(the ", n_b, " tiles of its own rows and the other rows its A reads, with ",
+                       n_send, " tiles to send and ", n_recv, " to receive)"),
             std::size_t(n_b + n_send + n_recv) * std::size_t(tt) * sizeof(Scalar) +
                 std::size_t(n_b) * (sizeof(int) + sizeof(double)),
             "; use more processes or a larger tau");
@@ -637,14 +675,17 @@ class block_sparse_communicator {
       }
       {
         using values_view = Kokkos::View<Scalar*, memory_space>;
-        values_view send(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
-                                            std::string("nearsparse::spamm::distributed_block_"
-                                                        "sparse::send")),
-                         std::size_t(n_send * tt));
-        values_view recv(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
-                                            std::string("nearsparse::spamm::distributed_block_"
-                                                        "sparse::recv")),
-                         std::size_t(n_recv * tt));
+        values_view send, recv;
+        detail::collectively(comm(), fn, [&] {
+          send = values_view(
+              Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
+                                 std::string("nearsparse::spamm::block_sparse_communicator::send")),
+              std::size_t(n_send * tt));
+          recv = values_view(
+              Kokkos::view_alloc(exec, Kokkos::WithoutInitializing,
+                                 std::string("nearsparse::spamm::block_sparse_communicator::recv")),
+              std::size_t(n_recv * tt));
+        });
         std::vector<std::int64_t> src, dst, rsrc, rdst;
         std::vector<nd::peer_transfer> moves;
         std::int64_t s_at = 0, r_at = 0;
@@ -667,9 +708,11 @@ class block_sparse_communicator {
           if (m.send_bytes > 0 || m.recv_bytes > 0) moves.push_back(m);
         }
         detail::move_listed_tiles(exec, b_p.values(), send, src, dst, tt);
+        channel_->begin_round(exec);  // forgets the last call's transfers and staging slots
         const int ticket = channel_->start_exchange(exec, moves);
         channel_->finish(exec, ticket);
         detail::move_listed_tiles(exec, recv, b.values, rsrc, rdst, tt);
+        exec.fence();  // the transfers are done before send and recv go
       }
     }
     const auto exchanged = std::chrono::steady_clock::now();
@@ -681,7 +724,7 @@ class block_sparse_communicator {
     result.cols = c_p.cols();
     result.tile = tile;
     detail::product_counts counts;
-    detail::collectively(comm_, fn, [&] {
+    detail::collectively(comm(), fn, [&] {
       counts = detail::multiply_impl(exec, alpha, a_p.parts(), b, beta, c_p.parts(), options.tau,
                                      0.0, false, result, fn, options.implementation);
       exec.fence();
@@ -691,7 +734,7 @@ class block_sparse_communicator {
     });
     std::int64_t tiles_dropped = 0;
     const double dropped_sq =
-        detail::drop_over_processes(comm_, exec, result, options.drop_tolerance,
+        detail::drop_over_processes(comm(), exec, result, options.drop_tolerance,
                                     options.rule == drop_rule::relative, tiles_dropped, fn);
     result.dropped_norm = std::sqrt(dropped_sq) +
                           (beta != Scalar(0) ? std::abs(double(beta)) * c_p.dropped_norm() : 0.0);
@@ -701,9 +744,9 @@ class block_sparse_communicator {
                             counts.tiles_before_drop - counts.tiles_dropped - tiles_dropped,
                             counts.tiles_dropped + tiles_dropped};
     double squares[2] = {counts.bound_sq, dropped_sq};
-    nd::mpi_check(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_INT64_T, MPI_SUM, comm_), fn,
+    nd::mpi_check(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_INT64_T, MPI_SUM, comm()), fn,
                   "MPI_Allreduce");
-    nd::mpi_check(MPI_Allreduce(MPI_IN_PLACE, squares, 2, MPI_DOUBLE, MPI_SUM, comm_), fn,
+    nd::mpi_check(MPI_Allreduce(MPI_IN_PLACE, squares, 2, MPI_DOUBLE, MPI_SUM, comm()), fn,
                   "MPI_Allreduce");
     report.product.kept_products = sums[0];
     report.product.candidate_products = sums[1];
@@ -719,7 +762,16 @@ class block_sparse_communicator {
 
  private:
   static constexpr const char* fn_ = "nearsparse::spamm::block_sparse_communicator";
-  MPI_Comm comm_;
+  /// A duplicated communicator, freed with the last copy of the object (unless MPI has ended).
+  struct own_comm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    ~own_comm() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+    }
+  };
+  std::shared_ptr<own_comm> comm_;
   distributed_block_sparse_options options_;
   std::shared_ptr<nearsparse::detail::broadcast_channel<ExecSpace>> channel_;
 };
@@ -840,6 +892,13 @@ int check_distributed_function(block_sparse_communicator<ExecSpace>& world, cons
     require_block_sparse_implementation(exec, fn, "options.implementation", options.implementation);
     check_function_input_finite(exec, fn, in_name, in);
   });
+  // Every process takes the same branches only with the same options.
+  MPI_Comm comm = world.comm();
+  require_same_everywhere(comm, fn, "options.tau", options.tau);
+  require_same_everywhere(comm, fn, "options.drop_tolerance", options.drop_tolerance);
+  require_same_everywhere(comm, fn, "options.residual_tolerance", options.residual_tolerance);
+  require_same_everywhere(comm, fn, "options.max_iterations", double(options.max_iterations));
+  require_same_everywhere(comm, fn, "options.implementation", double(options.implementation));
   const std::vector<long long> start =
       row_block_starts(world.comm(), fn, in_name, in.rows(), in.cols(), in.tile());
   if (start.back() != in.cols())  // the same on every process
@@ -864,6 +923,8 @@ block_sparse_function_report sp2(block_sparse_communicator<ExecSpace>& world, co
   constexpr const char* fn = "nearsparse::spamm::sp2 (distributed)";
   const int row0 = detail::check_distributed_function(world, exec, fn, "H", h_p, "D", d_p, options);
   const int n = h_p.cols();
+  // The same on every process, so all raise alike.
+  detail::require_same_everywhere(world.comm(), fn, "occupied", double(occupied));
   require(occupied >= 0 && occupied <= std::int64_t(n), fn, "occupied",
           nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", n, "] for H of ", n,
                                      " x ", n));

@@ -330,7 +330,7 @@ double compact(const ExecSpace& exec, block_sparse_parts<Scalar, MemorySpace>& m
         nearsparse::detail::concat("(", m.rows, " x ", m.cols, ", tile ", m.tile, ") keeps ", kept,
                                    " of its ", n,
                                    " tiles after its drop rule; their compacted "
-                                   "copy beside them, with indices and norms,"),
+                                   "copy beside them with indices and norms"),
         std::size_t(kept) * (std::size_t(tt) * sizeof(Scalar) + sizeof(int) + sizeof(double)),
         "; raise tau or the drop tolerance");
   auto new_row_map = bs_alloc_raw<std::int64_t, MemorySpace>(
