@@ -367,8 +367,8 @@ block_sparse_matrix<Scalar, ExecSpace> row_block(const ExecSpace& exec,
 /// The processes of an MPI communicator multiplying block-sparse matrices distributed by rows
 /// (see the top of this header). Holds the communicator and the channel the values travel on
 /// (an NCCL communicator where the transport is NCCL): build it once and multiply many times.
-/// The constructor and every member function are collective over the communicator; destroy it
-/// before MPI_Finalize.
+/// The constructor and multiply are collective over the communicator (the other members only
+/// read it); destroy it before MPI_Finalize.
 template <class ExecSpace>
 class block_sparse_communicator {
  public:
