@@ -80,6 +80,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
@@ -193,18 +194,31 @@ void collectively(MPI_Comm comm, const char* fn, F&& f) {
   collective_rethrow(comm, failure, fn);
 }
 
-/// Raises the same nearsparse::invalid_argument on every process, naming `argument`, unless
-/// `value` is the same on all of them (the options of a collective call must agree).
-inline void require_same_everywhere(MPI_Comm comm, const char* fn, const char* argument,
-                                    double value) {
-  double range[2] = {value, -value};
-  nearsparse::detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_DOUBLE, MPI_MAX, comm),
-                                fn, "MPI_Allreduce");
-  if (range[0] != -range[1])
-    nearsparse::detail::throw_invalid_argument(
-        fn, argument,
-        nearsparse::detail::concat("differs between the processes (from ", -range[1], " to ",
-                                   range[0], "); every process must pass the same value"));
+/// Raises the same nearsparse::invalid_argument on every process, naming the first argument
+/// whose value is not the same on all of them (the options of a collective call must agree).
+/// One MPI_Allreduce for all the values.
+inline void require_same_everywhere(
+    MPI_Comm comm, const char* fn,
+    std::initializer_list<std::pair<const char*, double>> arguments) {
+  // The largest of each value and of its negation: value and -(smallest) per argument.
+  std::vector<double> range;
+  for (const auto& a : arguments) {
+    range.push_back(a.second);
+    range.push_back(-a.second);
+  }
+  nearsparse::detail::mpi_check(
+      MPI_Allreduce(MPI_IN_PLACE, range.data(), int(range.size()), MPI_DOUBLE, MPI_MAX, comm), fn,
+      "MPI_Allreduce");
+  std::size_t i = 0;
+  for (const auto& a : arguments) {
+    const double most = range[2 * i], least = -range[2 * i + 1];
+    ++i;
+    if (most != least)
+      nearsparse::detail::throw_invalid_argument(
+          fn, a.first,
+          nearsparse::detail::concat("differs between the processes (from ", least, " to ", most,
+                                     "); every process must pass the same value"));
+  }
 }
 
 /// The drop rule on a matrix distributed by rows: removes the tiles of this process's part m
@@ -381,9 +395,10 @@ class block_sparse_communicator {
                             const distributed_block_sparse_options& options = {})
       : options_(options) {
     (void)exec;
-    detail::require_same_everywhere(comm, fn_, "options.transport", double(options.transport));
-    detail::require_same_everywhere(comm, fn_, "options.kept_tiles_only",
-                                    options.kept_tiles_only ? 1.0 : 0.0);
+    detail::require_same_everywhere(
+        comm, fn_,
+        {{"options.transport", double(options.transport)},
+         {"options.kept_tiles_only", options.kept_tiles_only ? 1.0 : 0.0}});
     detail::collectively(comm, fn_, [&] {
       nearsparse::detail::resolve_transport<ExecSpace>(options.transport, fn_);
     });
@@ -451,13 +466,13 @@ class block_sparse_communicator {
                          b_p.kept_tiles(), " stored tiles"));
     });
     // The options and scalars agree on every process (tau filters at the owners of B).
-    detail::require_same_everywhere(comm(), fn, "options.tau", options.tau);
-    detail::require_same_everywhere(comm(), fn, "options.drop_tolerance", options.drop_tolerance);
-    detail::require_same_everywhere(comm(), fn, "options.rule", double(options.rule));
-    detail::require_same_everywhere(comm(), fn, "options.implementation",
-                                    double(options.implementation));
-    detail::require_same_everywhere(comm(), fn, "alpha", double(alpha));
-    detail::require_same_everywhere(comm(), fn, "beta", double(beta));
+    detail::require_same_everywhere(comm(), fn,
+                                    {{"options.tau", options.tau},
+                                     {"options.drop_tolerance", options.drop_tolerance},
+                                     {"options.rule", double(options.rule)},
+                                     {"options.implementation", double(options.implementation)},
+                                     {"alpha", double(alpha)},
+                                     {"beta", double(beta)}});
     // The blocks must tile the whole matrices in rank order.
     const int tile = a_p.tile();
     detail::row_block_starts(comm(), fn, "A", a_p.rows(), a_p.cols(), tile);
@@ -894,11 +909,12 @@ int check_distributed_function(block_sparse_communicator<ExecSpace>& world, cons
   });
   // Every process takes the same branches only with the same options.
   MPI_Comm comm = world.comm();
-  require_same_everywhere(comm, fn, "options.tau", options.tau);
-  require_same_everywhere(comm, fn, "options.drop_tolerance", options.drop_tolerance);
-  require_same_everywhere(comm, fn, "options.residual_tolerance", options.residual_tolerance);
-  require_same_everywhere(comm, fn, "options.max_iterations", double(options.max_iterations));
-  require_same_everywhere(comm, fn, "options.implementation", double(options.implementation));
+  require_same_everywhere(comm, fn,
+                          {{"options.tau", options.tau},
+                           {"options.drop_tolerance", options.drop_tolerance},
+                           {"options.residual_tolerance", options.residual_tolerance},
+                           {"options.max_iterations", double(options.max_iterations)},
+                           {"options.implementation", double(options.implementation)}});
   const std::vector<long long> start =
       row_block_starts(world.comm(), fn, in_name, in.rows(), in.cols(), in.tile());
   if (start.back() != in.cols())  // the same on every process
@@ -924,7 +940,7 @@ block_sparse_function_report sp2(block_sparse_communicator<ExecSpace>& world, co
   const int row0 = detail::check_distributed_function(world, exec, fn, "H", h_p, "D", d_p, options);
   const int n = h_p.cols();
   // The same on every process, so all raise alike.
-  detail::require_same_everywhere(world.comm(), fn, "occupied", double(occupied));
+  detail::require_same_everywhere(world.comm(), fn, {{"occupied", double(occupied)}});
   require(occupied >= 0 && occupied <= std::int64_t(n), fn, "occupied",
           nearsparse::detail::concat("is ", occupied, "; it must lie in [0, ", n, "] for H of ", n,
                                      " x ", n));
